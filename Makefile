@@ -1,0 +1,30 @@
+# glb: two commands set up and check everything: `make run` and `make test`.
+GO ?= go
+PKGS := ./...
+
+.PHONY: all build run test vet fmt bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o bin/glbd ./cmd/glbd
+
+# Serves DNS on 127.0.0.1:5353 and the API on 127.0.0.1:8080 with the
+# embedded store in ./data.
+run: build
+	./bin/glbd serve
+
+vet:
+	$(GO) vet $(PKGS)
+
+test: vet
+	$(GO) test -race -count=1 $(PKGS)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./steering/ ./geodata/ ./dnsserver/
+
+fmt:
+	gofmt -w .
+
+clean:
+	rm -rf bin

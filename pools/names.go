@@ -1,0 +1,60 @@
+package pools
+
+import (
+	"net/netip"
+	"strings"
+)
+
+// CanonicalName lower-cases a DNS name and strips its trailing dot; stored
+// names are in this form.
+func CanonicalName(s string) string {
+	return strings.TrimSuffix(strings.ToLower(s), ".")
+}
+
+// checkHostname reports why s is not a valid DNS name (RFC 1035 lengths;
+// letters, digits, hyphen and underscore in labels; a leading "*" label
+// allowed when wildcard is set), or "" when it is.
+func checkHostname(s string, wildcard bool) string {
+	s = strings.TrimSuffix(s, ".")
+	if s == "" {
+		return "must not be empty"
+	}
+	if len(s) > 253 {
+		return "longer than 253 characters"
+	}
+	for i, label := range strings.Split(s, ".") {
+		if label == "" {
+			return "has an empty label"
+		}
+		if len(label) > 63 {
+			return "has a label longer than 63 characters"
+		}
+		if label == "*" && wildcard && i == 0 {
+			continue
+		}
+		for j := 0; j < len(label); j++ {
+			c := label[j]
+			ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' ||
+				c == '-' && j > 0 && j < len(label)-1
+			if !ok {
+				return "is not a valid DNS name (label " + label + ")"
+			}
+		}
+	}
+	return ""
+}
+
+// InZone reports whether name is zone or below it (both canonical).
+func InZone(name, zone string) bool {
+	return name == zone || strings.HasSuffix(name, "."+zone)
+}
+
+// ParseAddress classifies an origin address: an IP (v4 or v6, IPv4-mapped
+// IPv6 unmapped) or, with ok false, a hostname to answer with a CNAME.
+func ParseAddress(s string) (ip netip.Addr, isIP bool) {
+	ip, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return ip.Unmap(), true
+}

@@ -1,0 +1,112 @@
+package pools
+
+import "context"
+
+// Kind names a resource collection; it is also the REST path segment.
+type Kind string
+
+const (
+	KindZone         Kind = "zones"
+	KindMonitor      Kind = "monitors"
+	KindPool         Kind = "pools"
+	KindLoadBalancer Kind = "load_balancers"
+	KindNetwork      Kind = "networks"
+)
+
+// Kinds lists every resource kind in dependency order (referenced first).
+var Kinds = []Kind{KindZone, KindMonitor, KindPool, KindLoadBalancer, KindNetwork}
+
+// Object is any stored resource.
+type Object interface {
+	Kind() Kind
+	ObjectMeta() *Meta
+	// Validate returns a *ValidationError listing every bad field; refs
+	// may be nil to skip cross-object checks.
+	Validate(refs References) error
+}
+
+func (z *Zone) Kind() Kind         { return KindZone }
+func (m *Monitor) Kind() Kind      { return KindMonitor }
+func (p *Pool) Kind() Kind         { return KindPool }
+func (l *LoadBalancer) Kind() Kind { return KindLoadBalancer }
+func (n *Network) Kind() Kind      { return KindNetwork }
+
+func (z *Zone) ObjectMeta() *Meta         { return &z.Meta }
+func (m *Monitor) ObjectMeta() *Meta      { return &m.Meta }
+func (p *Pool) ObjectMeta() *Meta         { return &p.Meta }
+func (l *LoadBalancer) ObjectMeta() *Meta { return &l.Meta }
+func (n *Network) ObjectMeta() *Meta      { return &n.Meta }
+
+// New returns a fresh object of a kind with its defaults, ready to be
+// decoded into; nil for an unknown kind.
+func New(k Kind) Object {
+	switch k {
+	case KindZone:
+		z := DefaultZone()
+		return &z
+	case KindMonitor:
+		m := DefaultMonitor()
+		return &m
+	case KindPool:
+		p := DefaultPool()
+		return &p
+	case KindLoadBalancer:
+		l := DefaultLoadBalancer()
+		return &l
+	case KindNetwork:
+		return &Network{}
+	}
+	return nil
+}
+
+// Page selects one page of a list, ordered by creation time then id.
+type Page struct {
+	Page    int // 1-based; 0 means 1
+	PerPage int // 0 means 20; at most 1000
+}
+
+// ListResult is one page and the total count.
+type ListResult struct {
+	Items      []Object
+	TotalCount int
+}
+
+// Change is what a store's watcher reports.
+type Change struct {
+	// Revision is the global configuration revision after the change (0
+	// when only health changed).
+	Revision int64
+	// Health is set when a node published a health view with a state change.
+	Health bool
+}
+
+// Store keeps the configuration. Every write validates the object in full
+// (with its references) inside one transaction, bumps the object's and the
+// global revision, and notifies watchers. Errors: *ValidationError,
+// ErrNotFound, ErrStale, *ConflictError, ErrUnavailable (wrapped).
+type Store interface {
+	Get(ctx context.Context, k Kind, id string) (Object, error)
+	List(ctx context.Context, k Kind, p Page) (ListResult, error)
+	// Create stores a new object; an empty ID gets NewID().
+	Create(ctx context.Context, o Object) (Object, error)
+	// Replace overwrites an existing object. ifRevision > 0 must equal the
+	// stored revision (else ErrStale).
+	Replace(ctx context.Context, o Object, ifRevision int64) (Object, error)
+	// Delete removes an object; *ConflictError when another refers to it.
+	Delete(ctx context.Context, k Kind, id string, ifRevision int64) error
+
+	// Config reads the whole configuration in one consistent snapshot.
+	Config(ctx context.Context) (*Config, error)
+	// Revision is the global configuration revision.
+	Revision(ctx context.Context) (int64, error)
+	// Watch reports changes until ctx ends. Notifications may be lost
+	// (a dropped connection): callers also poll Revision.
+	Watch(ctx context.Context) <-chan Change
+
+	// PublishHealth replaces this node's health view (one record per node).
+	PublishHealth(ctx context.Context, h NodeHealth) error
+	// HealthViews returns every node's latest published view.
+	HealthViews(ctx context.Context) ([]NodeHealth, error)
+
+	Close() error
+}

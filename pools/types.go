@@ -1,0 +1,333 @@
+package pools
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+)
+
+// Meta is carried by every stored object. The store sets it; clients only
+// read it (ID may be given on create by a client that wants stable ids).
+type Meta struct {
+	ID string `json:"id"`
+	// Revision increases on every write of this object; it is the ETag.
+	Revision   int64     `json:"revision"`
+	CreatedOn  time.Time `json:"created_on"`
+	ModifiedOn time.Time `json:"modified_on"`
+}
+
+// NewID returns a random 32-hex-digit id, the form Cloudflare uses.
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Zone is a DNS zone served authoritatively.
+type Zone struct {
+	Meta
+	// Name is the apex, e.g. "glb.example.com" (no trailing dot needed).
+	Name        string   `json:"name"`
+	Nameservers []string `json:"nameservers"`
+	SOA         SOA      `json:"soa"`
+	// TTL of apex and static records that set none. Default 300.
+	TTL     uint32   `json:"ttl"`
+	Records []Record `json:"records"`
+	// Serial is the SOA serial; the store advances it on every change to
+	// the zone or to a load balancer in it. Read-only.
+	Serial uint32 `json:"serial"`
+}
+
+// SOA holds the zone's SOA fields other than the serial.
+type SOA struct {
+	MName   string `json:"mname"`
+	RName   string `json:"rname"`
+	Refresh uint32 `json:"refresh"`
+	Retry   uint32 `json:"retry"`
+	Expire  uint32 `json:"expire"`
+	Minimum uint32 `json:"minimum"`
+}
+
+// Record is a static record of a zone, as in Cloudflare's DNS records.
+type Record struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Content string `json:"content"`
+	// TTL 0 means the zone's ttl.
+	TTL uint32 `json:"ttl,omitempty"`
+}
+
+// MonitorType is the kind of health check.
+type MonitorType string
+
+const (
+	MonitorHTTP  MonitorType = "http"
+	MonitorHTTPS MonitorType = "https"
+	MonitorTCP   MonitorType = "tcp"
+)
+
+// Monitor says how origins are health-checked. Defaults are Cloudflare's.
+type Monitor struct {
+	Meta
+	Description string      `json:"description"`
+	Type        MonitorType `json:"type"`   // default http
+	Method      string      `json:"method"` // default GET (http/https)
+	Path        string      `json:"path"`   // default "/"
+	// Port 0 means the scheme's default (80, 443); tcp needs a port.
+	Port   int                 `json:"port"`
+	Header map[string][]string `json:"header,omitempty"`
+	// Timeout of one attempt, in seconds. Default 5.
+	Timeout int `json:"timeout"`
+	// Interval between checks, in seconds. Default 60; at least 1.
+	Interval int `json:"interval"`
+	// Retries are immediate re-attempts after a failed attempt. Default 2.
+	Retries int `json:"retries"`
+	// ExpectedCodes: "200", "2xx", or a comma-separated list of either.
+	ExpectedCodes   string `json:"expected_codes"`
+	ExpectedBody    string `json:"expected_body"`
+	FollowRedirects bool   `json:"follow_redirects"`
+	AllowInsecure   bool   `json:"allow_insecure"`
+	// ConsecutiveUp/Down: checks in a row needed to change state; 0 means 1.
+	ConsecutiveUp   int `json:"consecutive_up"`
+	ConsecutiveDown int `json:"consecutive_down"`
+}
+
+// OriginSteeringPolicy chooses among a pool's eligible origins.
+type OriginSteeringPolicy string
+
+const (
+	// OriginRandom: weighted random (the default).
+	OriginRandom OriginSteeringPolicy = "random"
+	// OriginHash: weighted rendezvous hashing on the client subnet.
+	OriginHash OriginSteeringPolicy = "hash"
+)
+
+// OriginSteering is a pool's origin_steering object.
+type OriginSteering struct {
+	Policy OriginSteeringPolicy `json:"policy"`
+}
+
+// Pool is a group of origins.
+type Pool struct {
+	Meta
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Enabled     bool   `json:"enabled"` // default true
+	// MinimumOrigins healthy origins for the pool to be healthy. Default 1.
+	MinimumOrigins int `json:"minimum_origins"`
+	// Monitor is a monitor id, or empty for none (always healthy).
+	Monitor        string         `json:"monitor"`
+	CheckRegions   []string       `json:"check_regions"`
+	Latitude       *float64       `json:"latitude"`
+	Longitude      *float64       `json:"longitude"`
+	OriginSteering OriginSteering `json:"origin_steering"`
+	Origins        []Origin       `json:"origins"`
+}
+
+// Origin is one server of a pool.
+type Origin struct {
+	Name    string `json:"name"`
+	Address string `json:"address"` // IPv4, IPv6 or a hostname
+	Enabled bool   `json:"enabled"` // default true
+	// Weight in [0, 1], default 1: share = weight / sum of eligible weights.
+	Weight float64 `json:"weight"`
+	// Zone is a free label matched against the client's zone (zonal affinity).
+	Zone   string              `json:"zone"`
+	Header map[string][]string `json:"header,omitempty"`
+}
+
+// SteeringPolicy chooses the order of candidate pools.
+type SteeringPolicy string
+
+const (
+	SteeringDefault        SteeringPolicy = "" // geo when a geo map is set, else off
+	SteeringOff            SteeringPolicy = "off"
+	SteeringGeo            SteeringPolicy = "geo"
+	SteeringProximity      SteeringPolicy = "proximity"
+	SteeringDynamicLatency SteeringPolicy = "dynamic_latency"
+	SteeringRandom         SteeringPolicy = "random"
+)
+
+// PreferECS says when an EDNS Client Subnet is trusted over the resolver's
+// address.
+type PreferECS string
+
+const (
+	PreferECSAlways    PreferECS = "always"
+	PreferECSNever     PreferECS = "never"
+	PreferECSProximity PreferECS = "proximity" // only with proximity steering (default)
+	PreferECSGeo       PreferECS = "geo"       // only with geo steering
+)
+
+// Spillover is the zonal affinity mode.
+type Spillover string
+
+const (
+	AffinityDisabled       Spillover = "ZONAL_AFFINITY_DISABLED"
+	AffinityStayWithinZone Spillover = "ZONAL_AFFINITY_STAY_WITHIN_ZONE"
+	AffinitySpillCrossZone Spillover = "ZONAL_AFFINITY_SPILL_CROSS_ZONE"
+)
+
+// RandomSteering holds the pool weights of the random steering policy.
+type RandomSteering struct {
+	DefaultWeight float64            `json:"default_weight"` // default 1
+	PoolWeights   map[string]float64 `json:"pool_weights,omitempty"`
+}
+
+// LocationStrategy says where the client's location comes from.
+type LocationStrategy struct {
+	PreferECS PreferECS `json:"prefer_ecs"`
+}
+
+// ZonalAffinity is a load balancer's zonal affinity setting.
+type ZonalAffinity struct {
+	Spillover      Spillover `json:"spillover"`
+	SpilloverRatio float64   `json:"spillover_ratio"`
+}
+
+// LoadBalancer is a hostname inside a zone answered by steering.
+type LoadBalancer struct {
+	Meta
+	Zone             string              `json:"zone"` // zone id
+	Name             string              `json:"name"` // FQDN inside the zone
+	Description      string              `json:"description"`
+	Enabled          bool                `json:"enabled"` // default true
+	TTL              uint32              `json:"ttl"`     // default 30
+	SteeringPolicy   SteeringPolicy      `json:"steering_policy"`
+	DefaultPools     []string            `json:"default_pools"`
+	FallbackPool     string              `json:"fallback_pool"`
+	RegionPools      map[string][]string `json:"region_pools,omitempty"`
+	CountryPools     map[string][]string `json:"country_pools,omitempty"`
+	RandomSteering   RandomSteering      `json:"random_steering"`
+	LocationStrategy LocationStrategy    `json:"location_strategy"`
+	ZonalAffinity    ZonalAffinity       `json:"zonal_affinity"`
+	// Answers is how many origin records one answer carries; 0 = all eligible.
+	Answers int `json:"answers"` // default 1
+}
+
+// Network is an operator's statement of where the clients of a prefix are.
+// Fields it sets override GeoIP for addresses inside it.
+type Network struct {
+	Meta
+	CIDR        string   `json:"cidr"`
+	Description string   `json:"description"`
+	Zone        string   `json:"zone"`
+	Region      string   `json:"region"`
+	Country     string   `json:"country"`
+	Latitude    *float64 `json:"latitude"`
+	Longitude   *float64 `json:"longitude"`
+}
+
+// Defaults fill fields a client left out. UnmarshalJSON starts from them,
+// so an omitted field takes its default and an explicit zero stays zero.
+
+// DefaultZone returns a zone with Cloudflare-like SOA timers.
+func DefaultZone() Zone {
+	return Zone{TTL: 300, SOA: SOA{Refresh: 10000, Retry: 2400, Expire: 604800, Minimum: 300}}
+}
+
+// DefaultMonitor returns a monitor with Cloudflare's defaults.
+func DefaultMonitor() Monitor {
+	return Monitor{Type: MonitorHTTP, Method: "GET", Path: "/", Timeout: 5, Interval: 60, Retries: 2, ExpectedCodes: "200"}
+}
+
+// DefaultPool returns a pool with Cloudflare's defaults.
+func DefaultPool() Pool {
+	return Pool{Enabled: true, MinimumOrigins: 1, OriginSteering: OriginSteering{Policy: OriginRandom}}
+}
+
+// DefaultOrigin returns an origin with Cloudflare's defaults.
+func DefaultOrigin() Origin { return Origin{Enabled: true, Weight: 1} }
+
+// DefaultLoadBalancer returns a load balancer with Cloudflare's defaults.
+func DefaultLoadBalancer() LoadBalancer {
+	return LoadBalancer{
+		Enabled:          true,
+		TTL:              30,
+		RandomSteering:   RandomSteering{DefaultWeight: 1},
+		LocationStrategy: LocationStrategy{PreferECS: PreferECSProximity},
+		ZonalAffinity:    ZonalAffinity{Spillover: AffinityDisabled},
+		Answers:          1,
+	}
+}
+
+// decodeStrict decodes b into v rejecting unknown fields: a misspelt field
+// must be an error, not a silently ignored setting.
+func decodeStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+func (z *Zone) UnmarshalJSON(b []byte) error {
+	type plain Zone
+	p := plain(DefaultZone())
+	if err := decodeStrict(b, &p); err != nil {
+		return err
+	}
+	*z = Zone(p)
+	return nil
+}
+
+func (m *Monitor) UnmarshalJSON(b []byte) error {
+	type plain Monitor
+	p := plain(DefaultMonitor())
+	if err := decodeStrict(b, &p); err != nil {
+		return err
+	}
+	*m = Monitor(p)
+	return nil
+}
+
+func (p *Pool) UnmarshalJSON(b []byte) error {
+	type plain Pool
+	v := plain(DefaultPool())
+	if err := decodeStrict(b, &v); err != nil {
+		return err
+	}
+	*p = Pool(v)
+	return nil
+}
+
+func (o *Origin) UnmarshalJSON(b []byte) error {
+	type plain Origin
+	v := plain(DefaultOrigin())
+	if err := decodeStrict(b, &v); err != nil {
+		return err
+	}
+	*o = Origin(v)
+	return nil
+}
+
+func (l *LoadBalancer) UnmarshalJSON(b []byte) error {
+	type plain LoadBalancer
+	v := plain(DefaultLoadBalancer())
+	if err := decodeStrict(b, &v); err != nil {
+		return err
+	}
+	*l = LoadBalancer(v)
+	return nil
+}
+
+func (n *Network) UnmarshalJSON(b []byte) error {
+	type plain Network
+	var v plain
+	if err := decodeStrict(b, &v); err != nil {
+		return err
+	}
+	*n = Network(v)
+	return nil
+}
+
+// Config is the whole configuration at one global revision: what a node
+// compiles into its snapshot.
+type Config struct {
+	Revision      int64          `json:"revision"`
+	Zones         []Zone         `json:"zones"`
+	Monitors      []Monitor      `json:"monitors"`
+	Pools         []Pool         `json:"pools"`
+	LoadBalancers []LoadBalancer `json:"load_balancers"`
+	Networks      []Network      `json:"networks"`
+}

@@ -1,0 +1,379 @@
+package pools
+
+import (
+	"fmt"
+	"math"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// MaxOriginsPerPool bounds a pool so that steering can keep its origin
+// sets in one machine word (no allocation per query).
+const MaxOriginsPerPool = 64
+
+// Regions are Cloudflare's region codes.
+var Regions = []string{"WNAM", "ENAM", "WEU", "EEU", "NSAM", "SSAM", "OC", "ME", "NAF", "SAF", "SAS", "SEAS", "NEAS"}
+
+// IsRegion reports whether s is one of Regions.
+func IsRegion(s string) bool {
+	for _, r := range Regions {
+		if r == s {
+			return true
+		}
+	}
+	return false
+}
+
+func isCountry(s string) bool {
+	return len(s) == 2 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z'
+}
+
+// References answers the cross-object questions of validation. Stores
+// implement it inside their write transaction.
+type References interface {
+	// ZoneName returns the canonical name of the zone with that id.
+	ZoneName(id string) (string, bool)
+	PoolExists(id string) bool
+	MonitorExists(id string) bool
+}
+
+// Validate checks a zone on its own.
+func (z *Zone) Validate(_ References) error {
+	var e errs
+	if msg := checkHostname(z.Name, false); msg != "" {
+		e.add("name", "%s", msg)
+	}
+	if len(z.Nameservers) == 0 {
+		e.add("nameservers", "at least one nameserver is required")
+	}
+	for i, ns := range z.Nameservers {
+		if msg := checkHostname(ns, false); msg != "" {
+			e.add(fmt.Sprintf("nameservers[%d]", i), "%s", msg)
+		}
+	}
+	if z.SOA.MName != "" {
+		if msg := checkHostname(z.SOA.MName, false); msg != "" {
+			e.add("soa.mname", "%s", msg)
+		}
+	}
+	if z.SOA.RName != "" {
+		if msg := checkHostname(z.SOA.RName, false); msg != "" {
+			e.add("soa.rname", "%s", msg)
+		}
+	}
+	if z.SOA.Refresh == 0 {
+		e.add("soa.refresh", "must be positive")
+	}
+	if z.SOA.Retry == 0 {
+		e.add("soa.retry", "must be positive")
+	}
+	if z.SOA.Expire == 0 {
+		e.add("soa.expire", "must be positive")
+	}
+	zone := CanonicalName(z.Name)
+	for i, r := range z.Records {
+		p := fmt.Sprintf("records[%d]", i)
+		if msg := checkHostname(r.Name, true); msg != "" {
+			e.add(p+".name", "%s", msg)
+		} else if !InZone(CanonicalName(r.Name), zone) {
+			e.add(p+".name", "%q is not inside zone %q", r.Name, z.Name)
+		}
+		if msg := checkRecordContent(r.Type, r.Content); msg != "" {
+			if msg == errUnknownType {
+				e.add(p+".type", "unsupported type %q (A, AAAA, CNAME, TXT, MX, CAA, NS)", r.Type)
+			} else {
+				e.add(p+".content", "%s", msg)
+			}
+		}
+		if strings.EqualFold(r.Type, "CNAME") && CanonicalName(r.Name) == zone {
+			e.add(p+".name", "a CNAME cannot be at the zone apex")
+		}
+	}
+	return e.err()
+}
+
+const errUnknownType = "unknown type"
+
+// checkRecordContent validates presentation-format content for the static
+// record types glb serves.
+func checkRecordContent(typ, content string) string {
+	content = strings.TrimSpace(content)
+	switch strings.ToUpper(typ) {
+	case "A":
+		if ip, err := netip.ParseAddr(content); err != nil || !ip.Is4() {
+			return "not an IPv4 address"
+		}
+	case "AAAA":
+		if ip, err := netip.ParseAddr(content); err != nil || !ip.Is6() || ip.Is4In6() {
+			return "not an IPv6 address"
+		}
+	case "CNAME", "NS":
+		if msg := checkHostname(content, false); msg != "" {
+			return "target " + msg
+		}
+	case "TXT":
+		if content == "" {
+			return "must not be empty"
+		}
+	case "MX":
+		f := strings.Fields(content)
+		if len(f) != 2 {
+			return `want "preference exchange", e.g. "10 mail.example.com"`
+		}
+		if _, err := strconv.ParseUint(f[0], 10, 16); err != nil {
+			return "preference is not a number in [0, 65535]"
+		}
+		if msg := checkHostname(f[1], false); msg != "" {
+			return "exchange " + msg
+		}
+	case "CAA":
+		f := strings.Fields(content)
+		if len(f) < 3 {
+			return `want "flags tag value", e.g. "0 issue \"letsencrypt.org\""`
+		}
+		if _, err := strconv.ParseUint(f[0], 10, 8); err != nil {
+			return "flags is not a number in [0, 255]"
+		}
+	default:
+		return errUnknownType
+	}
+	return ""
+}
+
+// Validate checks a monitor on its own.
+func (m *Monitor) Validate(_ References) error {
+	var e errs
+	switch m.Type {
+	case MonitorHTTP, MonitorHTTPS:
+		if m.Method == "" {
+			e.add("method", "required for %s monitors", m.Type)
+		}
+		if !strings.HasPrefix(m.Path, "/") {
+			e.add("path", "must start with /")
+		}
+		if msg := checkExpectedCodes(m.ExpectedCodes); msg != "" {
+			e.add("expected_codes", "%s", msg)
+		}
+	case MonitorTCP:
+		if m.Port == 0 {
+			e.add("port", "required for tcp monitors")
+		}
+	default:
+		e.add("type", "must be one of http, https, tcp")
+	}
+	if m.Port < 0 || m.Port > 65535 {
+		e.add("port", "must be in [0, 65535]")
+	}
+	if m.Timeout < 1 {
+		e.add("timeout", "must be at least 1 second")
+	}
+	if m.Interval < 1 {
+		e.add("interval", "must be at least 1 second")
+	}
+	if m.Retries < 0 || m.Retries > 5 {
+		e.add("retries", "must be in [0, 5]")
+	}
+	if m.ConsecutiveUp < 0 {
+		e.add("consecutive_up", "must not be negative")
+	}
+	if m.ConsecutiveDown < 0 {
+		e.add("consecutive_down", "must not be negative")
+	}
+	if m.Timeout >= 1 && m.Interval >= 1 && m.Timeout*(m.Retries+1) > m.Interval*10 {
+		e.add("timeout", "timeout × (retries + 1) must stay within 10 intervals")
+	}
+	return e.err()
+}
+
+// checkExpectedCodes accepts "200", "2xx" and comma-separated lists of them.
+func checkExpectedCodes(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "required for http and https monitors"
+	}
+	for _, c := range strings.Split(s, ",") {
+		c = strings.ToLower(strings.TrimSpace(c))
+		if len(c) != 3 || c[0] < '1' || c[0] > '5' {
+			return fmt.Sprintf("%q is not a status code or class like 2xx", c)
+		}
+		if c[1:] == "xx" {
+			continue
+		}
+		if _, err := strconv.Atoi(c); err != nil {
+			return fmt.Sprintf("%q is not a status code or class like 2xx", c)
+		}
+	}
+	return ""
+}
+
+func checkUnit(e *errs, path string, v float64) {
+	if math.IsNaN(v) || v < 0 || v > 1 {
+		e.add(path, "must be in [0, 1]")
+	}
+}
+
+func checkCoordinates(e *errs, prefix string, lat, lon *float64) {
+	switch {
+	case (lat == nil) != (lon == nil):
+		e.add(join(prefix, "latitude"), "latitude and longitude are set together or not at all")
+	case lat != nil:
+		if math.IsNaN(*lat) || *lat < -90 || *lat > 90 {
+			e.add(join(prefix, "latitude"), "must be in [-90, 90]")
+		}
+		if math.IsNaN(*lon) || *lon < -180 || *lon > 180 {
+			e.add(join(prefix, "longitude"), "must be in [-180, 180]")
+		}
+	}
+}
+
+// Validate checks a pool; refs may be nil to skip the monitor reference.
+func (p *Pool) Validate(refs References) error {
+	var e errs
+	if strings.TrimSpace(p.Name) == "" {
+		e.add("name", "required")
+	}
+	if p.MinimumOrigins < 1 {
+		e.add("minimum_origins", "must be at least 1")
+	}
+	if p.Monitor != "" && refs != nil && !refs.MonitorExists(p.Monitor) {
+		e.add("monitor", "no monitor with id %q", p.Monitor)
+	}
+	for i, r := range p.CheckRegions {
+		if !IsRegion(r) {
+			e.add(fmt.Sprintf("check_regions[%d]", i), "unknown region %q", r)
+		}
+	}
+	checkCoordinates(&e, "", p.Latitude, p.Longitude)
+	switch p.OriginSteering.Policy {
+	case OriginRandom, OriginHash:
+	default:
+		e.add("origin_steering.policy", "must be random or hash")
+	}
+	if len(p.Origins) == 0 {
+		e.add("origins", "at least one origin is required")
+	}
+	if len(p.Origins) > MaxOriginsPerPool {
+		e.add("origins", "at most %d origins per pool", MaxOriginsPerPool)
+	}
+	seen := map[string]int{}
+	for i, o := range p.Origins {
+		path := fmt.Sprintf("origins[%d]", i)
+		if strings.TrimSpace(o.Name) == "" {
+			e.add(path+".name", "required")
+		} else if j, dup := seen[o.Name]; dup {
+			e.add(path+".name", "duplicate origin name %q (also origins[%d])", o.Name, j)
+		} else {
+			seen[o.Name] = i
+		}
+		if _, isIP := ParseAddress(o.Address); !isIP {
+			if msg := checkHostname(o.Address, false); msg != "" {
+				e.add(path+".address", "not an IPv4 or IPv6 address or hostname: %s", msg)
+			}
+		}
+		checkUnit(&e, path+".weight", o.Weight)
+		for k := range o.Header {
+			if !strings.EqualFold(k, "Host") {
+				e.add(path+".header", "only the Host header may be set per origin, not %q", k)
+			}
+		}
+	}
+	return e.err()
+}
+
+// Validate checks a load balancer; refs resolves its zone and pools.
+func (l *LoadBalancer) Validate(refs References) error {
+	var e errs
+	zoneName, zoneOK := "", false
+	if l.Zone == "" {
+		e.add("zone", "required")
+	} else if refs != nil {
+		if zoneName, zoneOK = refs.ZoneName(l.Zone); !zoneOK {
+			e.add("zone", "no zone with id %q", l.Zone)
+		}
+	}
+	if msg := checkHostname(l.Name, false); msg != "" {
+		e.add("name", "%s", msg)
+	} else if zoneOK && !InZone(CanonicalName(l.Name), zoneName) {
+		e.add("name", "%q is not inside zone %q", l.Name, zoneName)
+	}
+	if l.TTL < 1 || l.TTL > 86400 {
+		e.add("ttl", "must be in [1, 86400]")
+	}
+	switch l.SteeringPolicy {
+	case SteeringDefault, SteeringOff, SteeringGeo, SteeringProximity, SteeringDynamicLatency, SteeringRandom:
+	default:
+		e.add("steering_policy", "must be one of off, geo, proximity, dynamic_latency, random")
+	}
+	if len(l.DefaultPools) == 0 {
+		e.add("default_pools", "at least one pool is required")
+	}
+	pool := func(path, id string) {
+		if id == "" {
+			e.add(path, "empty pool id")
+		} else if refs != nil && !refs.PoolExists(id) {
+			e.add(path, "no pool with id %q", id)
+		}
+	}
+	for i, id := range l.DefaultPools {
+		pool(fmt.Sprintf("default_pools[%d]", i), id)
+	}
+	if l.FallbackPool == "" {
+		e.add("fallback_pool", "required")
+	} else {
+		pool("fallback_pool", l.FallbackPool)
+	}
+	for _, r := range sortedKeys(l.RegionPools) {
+		if !IsRegion(r) {
+			e.add("region_pools."+r, "unknown region %q", r)
+		}
+		for i, id := range l.RegionPools[r] {
+			pool(fmt.Sprintf("region_pools.%s[%d]", r, i), id)
+		}
+	}
+	for _, c := range sortedKeys(l.CountryPools) {
+		if !isCountry(c) {
+			e.add("country_pools."+c, "not an upper-case ISO 3166 alpha-2 code")
+		}
+		for i, id := range l.CountryPools[c] {
+			pool(fmt.Sprintf("country_pools.%s[%d]", c, i), id)
+		}
+	}
+	checkUnit(&e, "random_steering.default_weight", l.RandomSteering.DefaultWeight)
+	for _, id := range sortedKeys(l.RandomSteering.PoolWeights) {
+		pool("random_steering.pool_weights."+id, id)
+		checkUnit(&e, "random_steering.pool_weights."+id, l.RandomSteering.PoolWeights[id])
+	}
+	switch l.LocationStrategy.PreferECS {
+	case PreferECSAlways, PreferECSNever, PreferECSProximity, PreferECSGeo:
+	default:
+		e.add("location_strategy.prefer_ecs", "must be one of always, never, proximity, geo")
+	}
+	switch l.ZonalAffinity.Spillover {
+	case AffinityDisabled, AffinityStayWithinZone, AffinitySpillCrossZone:
+	default:
+		e.add("zonal_affinity.spillover", "must be one of %s, %s, %s", AffinityDisabled, AffinityStayWithinZone, AffinitySpillCrossZone)
+	}
+	checkUnit(&e, "zonal_affinity.spillover_ratio", l.ZonalAffinity.SpilloverRatio)
+	if l.Answers < 0 || l.Answers > MaxOriginsPerPool {
+		e.add("answers", "must be in [0, %d]", MaxOriginsPerPool)
+	}
+	return e.err()
+}
+
+// Validate checks an operator network.
+func (n *Network) Validate(_ References) error {
+	var e errs
+	if p, err := netip.ParsePrefix(n.CIDR); err != nil {
+		e.add("cidr", "not a CIDR prefix: %v", err)
+	} else if p.Masked() != p {
+		e.add("cidr", "host bits set; did you mean %s?", p.Masked())
+	}
+	if n.Region != "" && !IsRegion(n.Region) {
+		e.add("region", "unknown region %q", n.Region)
+	}
+	if n.Country != "" && !isCountry(n.Country) {
+		e.add("country", "not an upper-case ISO 3166 alpha-2 code")
+	}
+	checkCoordinates(&e, "", n.Latitude, n.Longitude)
+	return e.err()
+}
