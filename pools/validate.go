@@ -12,6 +12,10 @@ import (
 // sets in one machine word (no allocation per query).
 const MaxOriginsPerPool = 64
 
+// MaxPoolsPerList bounds each pool list of a load balancer for the same
+// reason: candidate orders are sorted in a fixed buffer.
+const MaxPoolsPerList = 64
+
 // Regions are Cloudflare's region codes.
 var Regions = []string{"WNAM", "ENAM", "WEU", "EEU", "NSAM", "SSAM", "OC", "ME", "NAF", "SAF", "SAS", "SEAS", "NEAS"}
 
@@ -312,6 +316,18 @@ func (l *LoadBalancer) Validate(refs References) error {
 			e.add(path, "empty pool id")
 		} else if refs != nil && !refs.PoolExists(id) {
 			e.add(path, "no pool with id %q", id)
+		}
+	}
+	lists := map[string][]string{"default_pools": l.DefaultPools}
+	for r, ids := range l.RegionPools {
+		lists["region_pools."+r] = ids
+	}
+	for c, ids := range l.CountryPools {
+		lists["country_pools."+c] = ids
+	}
+	for _, path := range sortedKeys(lists) {
+		if len(lists[path]) > MaxPoolsPerList {
+			e.add(path, "at most %d pools", MaxPoolsPerList)
 		}
 	}
 	for i, id := range l.DefaultPools {
