@@ -1,0 +1,317 @@
+// Package embedded is the single-node store: the whole configuration in one
+// bbolt file in the node's data directory, for running glbd without
+// PostgreSQL.
+package embedded
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// Bucket layout: one bucket per kind (id → JSON object), an order index per
+// kind (created_on ‖ id → nothing) for pagination, a unique index per kind
+// with a unique key (key → id), the global revision, and the health views
+// (node → JSON view).
+var (
+	metaBucket   = []byte("meta")
+	healthBucket = []byte("health")
+	revisionKey  = []byte("revision")
+)
+
+func objectBucket(k pools.Kind) []byte { return []byte(k) }
+func orderBucket(k pools.Kind) []byte  { return []byte(string(k) + ".order") }
+func uniqueBucket(k pools.Kind) []byte { return []byte(string(k) + ".unique") }
+
+// Store implements pools.Store over a bbolt file.
+type Store struct {
+	db       *bbolt.DB
+	watchers pools.Watchers
+	now      func() time.Time
+}
+
+var _ pools.Store = (*Store)(nil)
+
+// Open opens (creating it and its directory when needed) the store file at
+// path. A second process holding the file makes Open fail after a second
+// rather than wait forever.
+func Open(path string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("embedded store: %w", err)
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("embedded store %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		names := [][]byte{metaBucket, healthBucket}
+		for _, k := range pools.Kinds {
+			names = append(names, objectBucket(k), orderBucket(k), uniqueBucket(k))
+		}
+		for _, n := range names {
+			if _, err := tx.CreateBucketIfNotExists(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("embedded store %s: %w", path, err)
+	}
+	return &Store{db: db, now: time.Now}, nil
+}
+
+// Close closes every watch channel and the file.
+func (s *Store) Close() error {
+	s.watchers.Close()
+	return s.db.Close()
+}
+
+// unavailable marks storage failures, leaving the domain's errors as they
+// are so the API can map them.
+func unavailable(err error) error {
+	var ve *pools.ValidationError
+	var ce *pools.ConflictError
+	switch {
+	case err == nil, errors.As(err, &ve), errors.As(err, &ce),
+		errors.Is(err, pools.ErrNotFound), errors.Is(err, pools.ErrStale), errors.Is(err, pools.ErrUnavailable):
+		return err
+	}
+	return fmt.Errorf("%w: %w", pools.ErrUnavailable, err)
+}
+
+func (s *Store) view(ctx context.Context, fn func(*bbolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return unavailable(err)
+	}
+	return unavailable(s.db.View(fn))
+}
+
+func (s *Store) update(ctx context.Context, fn func(*bbolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return unavailable(err)
+	}
+	return unavailable(s.db.Update(fn))
+}
+
+func knownKind(k pools.Kind) error {
+	if pools.New(k) == nil {
+		return fmt.Errorf("unknown kind %q: %w", k, pools.ErrNotFound)
+	}
+	return nil
+}
+
+func decode(k pools.Kind, v []byte) (pools.Object, error) {
+	o := pools.New(k)
+	if err := json.Unmarshal(v, o); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", k.Singular(), err)
+	}
+	return o, nil
+}
+
+// Get returns one object or pools.ErrNotFound.
+func (s *Store) Get(ctx context.Context, k pools.Kind, id string) (pools.Object, error) {
+	var o pools.Object
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		var err error
+		o, err = txn{tx}.Get(k, id)
+		return err
+	})
+	return o, err
+}
+
+// List returns one page of a kind ordered by (created_on, id).
+func (s *Store) List(ctx context.Context, k pools.Kind, p pools.Page) (pools.ListResult, error) {
+	if err := knownKind(k); err != nil {
+		return pools.ListResult{}, err
+	}
+	offset, limit := p.Bounds()
+	res := pools.ListResult{Items: []pools.Object{}}
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		objs := tx.Bucket(objectBucket(k))
+		c := tx.Bucket(orderBucket(k)).Cursor()
+		for key, _ := c.First(); key != nil; key, _ = c.Next() {
+			i := res.TotalCount
+			res.TotalCount++
+			if i < offset || i >= offset+limit {
+				continue
+			}
+			o, err := decode(k, objs.Get(key[8:]))
+			if err != nil {
+				return err
+			}
+			res.Items = append(res.Items, o)
+		}
+		return nil
+	})
+	return res, err
+}
+
+// Create stores a new object; see pools.CreateIn for the rules.
+func (s *Store) Create(ctx context.Context, o pools.Object) (pools.Object, error) {
+	var out pools.Object
+	var rev int64
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		var err error
+		out, rev, err = pools.CreateIn(txn{tx}, o, s.now())
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.watchers.Notify(pools.Change{Revision: rev})
+	return out, nil
+}
+
+// Replace overwrites an object; see pools.ReplaceIn for the rules.
+func (s *Store) Replace(ctx context.Context, o pools.Object, ifRevision int64) (pools.Object, error) {
+	var out pools.Object
+	var rev int64
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		var err error
+		out, rev, err = pools.ReplaceIn(txn{tx}, o, ifRevision, s.now())
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.watchers.Notify(pools.Change{Revision: rev})
+	return out, nil
+}
+
+// Delete removes an object; see pools.DeleteIn for the rules.
+func (s *Store) Delete(ctx context.Context, k pools.Kind, id string, ifRevision int64) error {
+	var rev int64
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		var err error
+		rev, err = pools.DeleteIn(txn{tx}, k, id, ifRevision, s.now())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.watchers.Notify(pools.Change{Revision: rev})
+	return nil
+}
+
+// Config reads everything in one read transaction, each kind in creation
+// order.
+func (s *Store) Config(ctx context.Context) (*pools.Config, error) {
+	cfg := &pools.Config{
+		Zones: []pools.Zone{}, Monitors: []pools.Monitor{}, Pools: []pools.Pool{},
+		LoadBalancers: []pools.LoadBalancer{}, Networks: []pools.Network{},
+	}
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		cfg.Revision = revision(tx)
+		for _, k := range pools.Kinds {
+			err := each(tx, k, func(o pools.Object) {
+				switch v := o.(type) {
+				case *pools.Zone:
+					cfg.Zones = append(cfg.Zones, *v)
+				case *pools.Monitor:
+					cfg.Monitors = append(cfg.Monitors, *v)
+				case *pools.Pool:
+					cfg.Pools = append(cfg.Pools, *v)
+				case *pools.LoadBalancer:
+					cfg.LoadBalancers = append(cfg.LoadBalancers, *v)
+				case *pools.Network:
+					cfg.Networks = append(cfg.Networks, *v)
+				}
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// each calls fn on every object of a kind in creation order.
+func each(tx *bbolt.Tx, k pools.Kind, fn func(pools.Object)) error {
+	objs := tx.Bucket(objectBucket(k))
+	c := tx.Bucket(orderBucket(k)).Cursor()
+	for key, _ := c.First(); key != nil; key, _ = c.Next() {
+		o, err := decode(k, objs.Get(key[8:]))
+		if err != nil {
+			return err
+		}
+		fn(o)
+	}
+	return nil
+}
+
+func revision(tx *bbolt.Tx) int64 {
+	v := tx.Bucket(metaBucket).Get(revisionKey)
+	if len(v) != 8 {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(v))
+}
+
+// Revision is the global configuration revision.
+func (s *Store) Revision(ctx context.Context) (int64, error) {
+	var rev int64
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		rev = revision(tx)
+		return nil
+	})
+	return rev, err
+}
+
+// Watch reports every committed write (and health publication) until ctx
+// ends; changes coalesce while the reader is busy.
+func (s *Store) Watch(ctx context.Context) <-chan pools.Change {
+	return s.watchers.Add(ctx)
+}
+
+// PublishHealth replaces this node's health view.
+func (s *Store) PublishHealth(ctx context.Context, h pools.NodeHealth) error {
+	if h.Node == "" {
+		return &pools.ValidationError{Errors: []pools.FieldError{{Path: "node", Message: "required"}}}
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	err = s.update(ctx, func(tx *bbolt.Tx) error {
+		return tx.Bucket(healthBucket).Put([]byte(h.Node), b)
+	})
+	if err != nil {
+		return err
+	}
+	s.watchers.Notify(pools.Change{Health: true})
+	return nil
+}
+
+// HealthViews returns every node's latest view, ordered by node name.
+func (s *Store) HealthViews(ctx context.Context) ([]pools.NodeHealth, error) {
+	views := []pools.NodeHealth{}
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		return tx.Bucket(healthBucket).ForEach(func(_, v []byte) error {
+			var h pools.NodeHealth
+			if err := json.Unmarshal(v, &h); err != nil {
+				return fmt.Errorf("decode health view: %w", err)
+			}
+			views = append(views, h)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return views, nil
+}
