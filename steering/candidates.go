@@ -1,0 +1,113 @@
+package steering
+
+import (
+	"math"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// candidates writes the candidate pools of SPEC §2 step 3, in order, into
+// buf and returns them.
+func (s *Snapshot) candidates(lb *LB, req *Request, rnd Rand, buf *[2 * pools.MaxPoolsPerList]int32, tr *Trace) []int32 {
+	var keys [pools.MaxPoolsPerList]float64 // distance or RTT, for sorting and the trace
+	n, geoLen, geoSrc := 0, 0, ""
+	switch lb.policy {
+	case pools.SteeringGeo:
+		// The geo list first; when none of it is healthy, the default pools.
+		var geo []int32
+		if lb.countryPools != nil && req.Client.Country != "" {
+			if geo = lb.countryPools[req.Client.Country]; geo != nil {
+				geoSrc = "country_pools"
+			}
+		}
+		if geo == nil {
+			if r := regionIndex(req.Client.Region); r >= 0 && lb.regionPools[r] != nil {
+				geo, geoSrc = lb.regionPools[r], "region_pools"
+			}
+		}
+		geoLen = copy(buf[:], geo)
+		n = geoLen + copy(buf[geoLen:], lb.defaults)
+	case pools.SteeringProximity:
+		n = copy(buf[:], lb.defaults)
+		if req.Client.HasCoordinates {
+			lat, lon := req.Client.Latitude*math.Pi/180, req.Client.Longitude*math.Pi/180
+			for i := range n {
+				p := &s.pools[buf[i]]
+				keys[i] = math.Inf(1) // no coordinates: after the others, in order
+				if p.hasCoords {
+					keys[i] = distance(lat, lon, p.lat, p.lon) * earthRadiusKm
+				}
+			}
+			sortByKey(buf[:n], keys[:n])
+		}
+	case pools.SteeringDynamicLatency:
+		n = copy(buf[:], lb.defaults)
+		if r := regionIndex(req.Client.Region); r >= 0 && lb.dynRegion[r] >= 0 {
+			eff := lb.dynRegion[r]
+			for i := range n {
+				keys[i] = math.Inf(1) // no data: after the others, in order
+				if rtt := s.pools[buf[i]].rtt[eff]; rtt > 0 {
+					keys[i] = float64(rtt.Microseconds()) / 1000
+				}
+			}
+			sortByKey(buf[:n], keys[:n])
+		}
+	case pools.SteeringRandom:
+		n = copy(buf[:], lb.defaults)
+		if first := s.randomPool(lb, rnd); first > 0 {
+			// The drawn pool goes first, the rest keep configured order.
+			d := buf[first]
+			copy(buf[1:first+1], buf[:first])
+			buf[0] = d
+		}
+	default: // off
+		n = copy(buf[:], lb.defaults)
+	}
+	if tr != nil {
+		tr.candidates(s, lb, req, buf[:n], geoLen, geoSrc, keys[:])
+	}
+	return buf[:n]
+}
+
+// randomPool draws the index (in lb.defaults) of the pool that goes first
+// under random steering, by random_steering weights among the enabled and
+// healthy pools: an unhealthy pool's share goes to the others rather than
+// to whichever pool is first in the configured order.
+func (s *Snapshot) randomPool(lb *LB, rnd Rand) int {
+	total := 0.0
+	for i, p := range lb.defaults {
+		if s.pools[p].ok {
+			total += lb.randomWeights[i]
+		}
+	}
+	if total <= 0 {
+		return 0
+	}
+	r := rnd.Float64() * total
+	last := 0
+	for i, p := range lb.defaults {
+		if !s.pools[p].ok || lb.randomWeights[i] <= 0 {
+			continue
+		}
+		r -= lb.randomWeights[i]
+		if r < 0 {
+			return i
+		}
+		last = i
+	}
+	return last
+}
+
+// sortByKey sorts list by keys, stably, in place (insertion sort: lists
+// are short and this allocates nothing, unlike sort.SliceStable).
+func sortByKey(list []int32, keys []float64) {
+	for i := 1; i < len(list); i++ {
+		k, v := keys[i], list[i]
+		j := i - 1
+		for j >= 0 && keys[j] > k {
+			keys[j+1], list[j+1] = keys[j], list[j]
+			j--
+		}
+		keys[j+1], list[j+1] = k, v
+	}
+}

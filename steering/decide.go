@@ -1,0 +1,278 @@
+package steering
+
+import (
+	"math"
+	"math/bits"
+	"net/netip"
+
+	"github.com/glb-dns/glb/geodata"
+	"github.com/glb-dns/glb/pools"
+)
+
+// QType is the family a query asks for.
+type QType uint8
+
+const (
+	QTypeA     QType = iota + 1 // IPv4 origins (and hostname origins as CNAME)
+	QTypeAAAA                   // IPv6 origins (and hostname origins as CNAME)
+	QTypeOther                  // any other type: only a hostname origin's CNAME answers
+)
+
+func (q QType) String() string {
+	switch q {
+	case QTypeA:
+		return "A"
+	case QTypeAAAA:
+		return "AAAA"
+	}
+	return "other"
+}
+
+// Request is what the decision needs to know about one query.
+type Request struct {
+	// Client is the resolved location (unknown allowed: Prefix -1).
+	Client geodata.Location
+	// Subnet is the client subnet that hash origin steering hashes on: the
+	// ECS prefix, or the resolver's address cut to /24 (IPv4) or /56.
+	Subnet netip.Prefix
+	// SourcePrefix is the ECS source prefix length, -1 without ECS.
+	SourcePrefix int
+	Type         QType
+}
+
+// Answer is the decision. The caller owns it and reuses it across queries.
+type Answer struct {
+	// Pool is the index of the chosen pool (Snapshot.PoolID), -1 if none.
+	Pool int32
+	// Origins[:N] index Snapshot.Origin, in answer order.
+	Origins [pools.MaxOriginsPerPool]int32
+	N       int
+	// CNAME: Origins[0] is a hostname origin answered with a CNAME.
+	CNAME bool
+	TTL   uint32
+	// Scope is the ECS scope prefix length to echo (§2 step 8).
+	Scope int
+	// LocationDependent: the answer depended on the client's location.
+	LocationDependent bool
+	// Fallback: the fallback pool answered because no candidate was healthy.
+	Fallback bool
+	// FailOpen: the chosen pool had no healthy eligible origin, so all its
+	// enabled, weight > 0 origins were used.
+	FailOpen bool
+}
+
+// Records returns the chosen origin indices.
+func (a *Answer) Records() []int32 { return a.Origins[:a.N] }
+
+// Rand is the source of randomness (math/rand/v2's *rand.Rand fits).
+type Rand interface{ Float64() float64 }
+
+// Decide runs steps 3 to 8 of SPEC §2 for one query on lb. It writes the
+// result into ans and, when tr is not nil, every step into tr. With tr nil
+// it allocates nothing.
+func (s *Snapshot) Decide(lb *LB, req *Request, rnd Rand, ans *Answer, tr *Trace) {
+	ans.Pool, ans.N, ans.CNAME, ans.Fallback, ans.FailOpen = -1, 0, false, false, false
+	ans.TTL = lb.ttl
+	if tr != nil {
+		tr.begin(s, lb, req)
+	}
+
+	// Steps 3 and 4: candidate pools, the first enabled healthy one, else
+	// the fallback pool whatever its health.
+	var buf [2 * pools.MaxPoolsPerList]int32
+	cands := s.candidates(lb, req, rnd, &buf, tr)
+	pi := int32(-1)
+	for i, c := range cands {
+		if s.pools[c].ok {
+			pi = c
+			if tr != nil {
+				tr.choose(i)
+			}
+			break
+		}
+	}
+	if pi < 0 {
+		pi = lb.fallback
+		ans.Fallback = true
+	}
+	ans.Pool = pi
+	p := &s.pools[pi]
+
+	// Step 5: the original eligible origins, failing open on a pool with
+	// no healthy eligible origin rather than answering nothing.
+	a := p.healthy
+	if a == 0 {
+		a = p.configured
+		ans.FailOpen = true
+	}
+
+	// Step 6: zonal affinity.
+	m := s.affinity(lb, p, req.Client.Zone, a, tr)
+
+	// Step 7: records of the query's family, ordered by origin steering.
+	var fam uint64
+	switch req.Type {
+	case QTypeA:
+		fam = p.v4 | p.hosts
+	case QTypeAAAA:
+		fam = p.v6 | p.hosts
+	default:
+		fam = p.hosts
+	}
+	s.pick(lb, p, req, m&fam, rnd, ans)
+
+	// Step 8: the ECS scope.
+	ans.LocationDependent = lb.locationDependent || p.hashPolicy
+	ans.Scope = 0
+	if ans.LocationDependent && ans.N > 0 && req.SourcePrefix > 0 {
+		d := req.Client.Prefix
+		if d < 0 {
+			// Nothing located the client: any other address of its source
+			// subnet might locate differently, so the answer holds for it alone.
+			d = req.SourcePrefix
+		}
+		if p.hashPolicy {
+			d = max(d, req.Subnet.Bits())
+		}
+		ans.Scope = min(d, req.SourcePrefix)
+	}
+	if tr != nil {
+		tr.finish(s, lb, p, m&fam, ans)
+	}
+}
+
+// affinity applies the zonal affinity table of SPEC §4 to A.
+func (s *Snapshot) affinity(lb *LB, p *pool, zone string, a uint64, tr *Trace) uint64 {
+	if lb.spillover == pools.AffinityDisabled || zone == "" {
+		if tr != nil {
+			tr.affinity(s, lb, p, zone, a, 0, a)
+		}
+		return a
+	}
+	var c uint64 // B (p.configured) ∩ client zone
+	for _, z := range p.zones {
+		if z.zone == zone {
+			c = z.mask
+			break
+		}
+	}
+	m := a
+	if c != 0 {
+		i := a & c
+		switch lb.spillover {
+		case pools.AffinityStayWithinZone:
+			m = c
+			if i != 0 {
+				m = i
+			}
+		case pools.AffinitySpillCrossZone:
+			// |I| / |C| >= r, compared without division so that 4/5 >= 0.8
+			// holds exactly; r = 0 keeps the client in zone while I is not empty.
+			ni, nc := float64(bits.OnesCount64(i)), float64(bits.OnesCount64(c))
+			if i != 0 && ni >= lb.ratio*nc-1e-9 {
+				m = i
+			}
+		}
+	}
+	if tr != nil {
+		tr.affinity(s, lb, p, zone, a, c, m)
+	}
+	return m
+}
+
+// pick orders the eligible origins of the family by the pool's origin
+// steering and keeps the first lb.answers of them (0: all). A hostname
+// origin drawn first answers alone, with a CNAME; later hostname origins
+// are passed over since a CNAME cannot share its name with addresses.
+func (s *Snapshot) pick(lb *LB, p *pool, req *Request, elig uint64, rnd Rand, ans *Answer) {
+	limit := lb.answers
+	if limit <= 0 {
+		limit = pools.MaxOriginsPerPool
+	}
+	orig := s.origins[p.first : p.first+p.n]
+	var scores [pools.MaxOriginsPerPool]float64
+	if p.hashPolicy && elig != 0 {
+		h := subnetHash(req.Subnet)
+		for m := elig; m != 0; m &= m - 1 {
+			j := bits.TrailingZeros64(m)
+			u := float64(mix64(h^orig[j].hash)>>11+1) / (1 << 53) // (0, 1]
+			// Weighted rendezvous hashing: the lowest -ln(u)/w wins.
+			scores[j] = -math.Log(u) / orig[j].Weight
+		}
+	}
+	for ans.N < limit && elig != 0 {
+		var j int
+		if p.hashPolicy {
+			j = lowestScore(elig, &scores)
+		} else {
+			j = weightedDraw(elig, orig, rnd)
+		}
+		if orig[j].IsHost() {
+			if ans.N == 0 {
+				ans.Origins[0] = p.first + int32(j)
+				ans.N, ans.CNAME = 1, true
+				return
+			}
+			elig &^= p.hosts
+			continue
+		}
+		ans.Origins[ans.N] = p.first + int32(j)
+		ans.N++
+		elig &^= 1 << j
+		elig &^= p.hosts
+	}
+}
+
+func weightedDraw(elig uint64, orig []Origin, rnd Rand) int {
+	total := 0.0
+	for m := elig; m != 0; m &= m - 1 {
+		total += orig[bits.TrailingZeros64(m)].Weight
+	}
+	r := rnd.Float64() * total
+	last := 0
+	for m := elig; m != 0; m &= m - 1 {
+		j := bits.TrailingZeros64(m)
+		r -= orig[j].Weight
+		if r < 0 {
+			return j
+		}
+		last = j
+	}
+	return last // rounding left r at 0: the last one
+}
+
+func lowestScore(elig uint64, scores *[pools.MaxOriginsPerPool]float64) int {
+	best, bestScore := -1, math.Inf(1)
+	for m := elig; m != 0; m &= m - 1 {
+		j := bits.TrailingZeros64(m)
+		if best < 0 || scores[j] < bestScore {
+			best, bestScore = j, scores[j]
+		}
+	}
+	return best
+}
+
+// subnetHash hashes a client subnet (FNV-1a over its 16 address bytes and
+// length), stable across snapshots and nodes.
+func subnetHash(p netip.Prefix) uint64 {
+	a := p.Masked().Addr().As16()
+	h := uint64(14695981039346656037)
+	for _, b := range a {
+		h ^= uint64(b)
+		h *= 1099511628211
+	}
+	h ^= uint64(p.Bits() & 0xff)
+	h *= 1099511628211
+	return h
+}
+
+// mix64 is splitmix64's finaliser: it spreads the combined hash so that
+// nearby subnets give unrelated scores.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}

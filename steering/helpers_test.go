@@ -1,0 +1,110 @@
+package steering
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/glb-dns/glb/geodata"
+	"github.com/glb-dns/glb/pools"
+)
+
+// world builds configurations for tests: every pool has the monitor "mon"
+// so that health entries apply.
+type world struct {
+	cfg    pools.Config
+	health pools.Health
+}
+
+func newWorld() *world {
+	w := &world{health: pools.Health{Origins: map[pools.OriginKey]pools.OriginHealth{}}}
+	w.cfg.Zones = []pools.Zone{{Meta: pools.Meta{ID: "z"}, Name: "glb.example.com"}}
+	w.cfg.Monitors = []pools.Monitor{{Meta: pools.Meta{ID: "mon"}}}
+	return w
+}
+
+// origin is a compact origin description: name, address, zone, weight.
+type origin struct {
+	name, addr, zone string
+	weight           float64
+}
+
+func (w *world) pool(id string, origins ...origin) *pools.Pool {
+	p := pools.DefaultPool()
+	p.ID, p.Name, p.Monitor = id, id, "mon"
+	for _, o := range origins {
+		po := pools.DefaultOrigin()
+		po.Name, po.Address, po.Zone, po.Weight = o.name, o.addr, o.zone, o.weight
+		p.Origins = append(p.Origins, po)
+	}
+	w.cfg.Pools = append(w.cfg.Pools, p)
+	return &w.cfg.Pools[len(w.cfg.Pools)-1]
+}
+
+func (w *world) lb(name string, defaults []string, fallback string) *pools.LoadBalancer {
+	l := pools.DefaultLoadBalancer()
+	l.ID, l.Zone, l.Name, l.DefaultPools, l.FallbackPool = "lb-"+name, "z", name+".glb.example.com", defaults, fallback
+	w.cfg.LoadBalancers = append(w.cfg.LoadBalancers, l)
+	return &w.cfg.LoadBalancers[len(w.cfg.LoadBalancers)-1]
+}
+
+func (w *world) down(pool string, origins ...string) {
+	for _, o := range origins {
+		w.health.Origins[pools.OriginKey{Pool: pool, Origin: o}] = pools.OriginHealth{Healthy: false, Reason: "test"}
+	}
+}
+
+func (w *world) compile(t testing.TB) *Snapshot {
+	t.Helper()
+	s, err := Compile(&w.cfg, &w.health)
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	return s
+}
+
+func client(zone string) geodata.Location {
+	return geodata.Location{Zone: zone, Prefix: 24}
+}
+
+// decide runs one decision with a trace and returns the answer, the
+// trace, and the names of the answering origins (sorted).
+func decide(t testing.TB, s *Snapshot, lbName string, req Request, rnd Rand) (Answer, Trace, []string) {
+	t.Helper()
+	lb := s.LoadBalancer(lbName)
+	if lb == nil {
+		t.Fatalf("no load balancer %s", lbName)
+	}
+	if rnd == nil {
+		rnd = rand.New(rand.NewPCG(1, 2))
+	}
+	if req.Type == 0 {
+		req.Type = QTypeA
+	}
+	var ans Answer
+	var tr Trace
+	s.Decide(lb, &req, rnd, &ans, &tr)
+	names := []string{}
+	for _, oi := range ans.Records() {
+		names = append(names, s.Origin(oi).Name)
+	}
+	sort.Strings(names)
+	return ans, tr, names
+}
+
+func sorted(s []string) []string {
+	c := slices.Clone(s)
+	sort.Strings(c)
+	return c
+}
+
+func names(prefix string, idx ...int) []string {
+	out := []string{}
+	for _, i := range idx {
+		out = append(out, fmt.Sprintf("%s%d", prefix, i))
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,405 @@
+package steering
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// Snapshot is an immutable, compiled view of the whole configuration and
+// the health of every origin. Build one with Compile; never modify it.
+type Snapshot struct {
+	revision int64
+	cfg      *pools.Config
+	health   *pools.Health
+	built    time.Time
+
+	lbs      []*LB
+	lbByName map[string]*LB
+	pools    []pool
+	poolByID map[string]int32
+	origins  []Origin
+}
+
+// Origin is one origin of one pool, as compiled.
+type Origin struct {
+	Pool int32 // index of its pool
+	Name string
+	// Addr is set for an IP origin; Host (fully qualified, trailing dot)
+	// for a hostname origin, which answers with a CNAME.
+	Addr    netip.Addr
+	Host    string
+	Weight  float64
+	Zone    string
+	Enabled bool
+	Healthy bool
+	Reason  string // why not healthy
+	hash    uint64 // rendezvous hashing key, stable across snapshots
+}
+
+// IsHost reports whether the origin is a hostname (CNAME) origin.
+func (o *Origin) IsHost() bool { return o.Host != "" }
+
+type zoneMask struct {
+	zone string
+	mask uint64 // configured origins of the pool in this zone
+}
+
+type pool struct {
+	id, name string
+	enabled  bool
+	first    int32 // origins[first : first+n]
+	n        int32
+	// configured: enabled, weight > 0. healthy: configured and healthy.
+	configured, healthy uint64
+	// v4, v6, hosts: configured origins by address family.
+	v4, v6, hosts uint64
+	healthyCount  int
+	minimum       int
+	ok            bool // enabled and at least minimum healthy origins
+	hashPolicy    bool
+	hasCoords     bool
+	lat, lon      float64 // radians
+	zones         []zoneMask
+	// rtt per region index (0 = no data) for dynamic_latency.
+	rtt [numRegions]time.Duration
+}
+
+// LB is a compiled load balancer.
+type LB struct {
+	id, name, zoneID string
+	ttl              uint32
+	policy           pools.SteeringPolicy // resolved: never empty
+	preferECS        pools.PreferECS
+	defaults         []int32
+	fallback         int32
+	regionPools      [numRegions][]int32
+	countryPools     map[string][]int32
+	// randomWeights[i] is the weight of defaults[i] for random steering.
+	randomWeights []float64
+	spillover     pools.Spillover
+	ratio         float64
+	answers       int
+	// dynRegion[r] is the region whose RTT data ranks pools for a client
+	// in region r: r itself if any pool has data there, else the nearest
+	// region that has; -1 when no region has data.
+	dynRegion [numRegions]int8
+	// locationDependent: the pool order or the origin set depends on where
+	// the client is, whatever the health (ECS scope rule, §2 step 8).
+	locationDependent bool
+}
+
+func (l *LB) ID() string     { return l.id }
+func (l *LB) Name() string   { return l.name }
+func (l *LB) ZoneID() string { return l.zoneID }
+func (l *LB) TTL() uint32    { return l.ttl }
+
+// Policy is the effective steering policy (the default resolved).
+func (l *LB) Policy() pools.SteeringPolicy { return l.policy }
+
+// UseECS reports whether an EDNS Client Subnet, when present, locates the
+// client instead of the resolver's address (location_strategy.prefer_ecs).
+func (l *LB) UseECS() bool {
+	switch l.preferECS {
+	case pools.PreferECSAlways:
+		return true
+	case pools.PreferECSGeo:
+		return l.policy == pools.SteeringGeo
+	case pools.PreferECSProximity:
+		return l.policy == pools.SteeringProximity
+	}
+	return false
+}
+
+// Revision is the configuration revision the snapshot was built from.
+func (s *Snapshot) Revision() int64 { return s.revision }
+
+// Config is the configuration the snapshot was built from. Read only.
+func (s *Snapshot) Config() *pools.Config { return s.cfg }
+
+// Health is the health view the snapshot was built from. Read only.
+func (s *Snapshot) Health() *pools.Health { return s.health }
+
+// Built is when the snapshot was compiled.
+func (s *Snapshot) Built() time.Time { return s.built }
+
+// LoadBalancers lists the enabled load balancers.
+func (s *Snapshot) LoadBalancers() []*LB { return s.lbs }
+
+// LoadBalancer finds an enabled load balancer by canonical name (lower
+// case, no trailing dot).
+func (s *Snapshot) LoadBalancer(name string) *LB { return s.lbByName[name] }
+
+// LoadBalancerByID finds a load balancer by id (enabled or not: nil when
+// disabled, since disabled ones are not compiled).
+func (s *Snapshot) LoadBalancerByID(id string) *LB {
+	for _, l := range s.lbs {
+		if l.id == id {
+			return l
+		}
+	}
+	return nil
+}
+
+// Origin returns origin i of the global origin table (Answer.Origins holds
+// such indices).
+func (s *Snapshot) Origin(i int32) *Origin { return &s.origins[i] }
+
+// NumOrigins is the size of the global origin table.
+func (s *Snapshot) NumOrigins() int { return len(s.origins) }
+
+// PoolID returns the id of pool index i.
+func (s *Snapshot) PoolID(i int32) string { return s.pools[i].id }
+
+// PoolName returns the name of pool index i.
+func (s *Snapshot) PoolName(i int32) string { return s.pools[i].name }
+
+// Compile builds a snapshot from a whole configuration and a health view
+// (nil: every origin healthy). It fails on an inconsistent configuration
+// (a reference to something missing); the caller keeps its last good one.
+func Compile(cfg *pools.Config, h *pools.Health) (*Snapshot, error) {
+	if cfg == nil {
+		cfg = &pools.Config{}
+	}
+	if h == nil {
+		h = &pools.Health{}
+	}
+	s := &Snapshot{
+		revision: cfg.Revision,
+		cfg:      cfg,
+		health:   h,
+		built:    time.Now(),
+		lbByName: make(map[string]*LB, len(cfg.LoadBalancers)),
+		poolByID: make(map[string]int32, len(cfg.Pools)),
+	}
+	monitors := make(map[string]bool, len(cfg.Monitors))
+	for _, m := range cfg.Monitors {
+		monitors[m.ID] = true
+	}
+	for i := range cfg.Pools {
+		if err := s.addPool(&cfg.Pools[i], monitors, h); err != nil {
+			return nil, err
+		}
+	}
+	zones := make(map[string]string, len(cfg.Zones))
+	for _, z := range cfg.Zones {
+		zones[z.ID] = pools.CanonicalName(z.Name)
+	}
+	for i := range cfg.LoadBalancers {
+		l := &cfg.LoadBalancers[i]
+		if !l.Enabled {
+			continue
+		}
+		lb, err := s.compileLB(l, zones)
+		if err != nil {
+			return nil, fmt.Errorf("load balancer %s (%s): %w", l.ID, l.Name, err)
+		}
+		if _, dup := s.lbByName[lb.name]; dup {
+			return nil, fmt.Errorf("load balancer %s: name %s used twice", l.ID, lb.name)
+		}
+		s.lbs = append(s.lbs, lb)
+		s.lbByName[lb.name] = lb
+	}
+	return s, nil
+}
+
+func (s *Snapshot) addPool(p *pools.Pool, monitors map[string]bool, h *pools.Health) error {
+	if len(p.Origins) > pools.MaxOriginsPerPool {
+		return fmt.Errorf("pool %s: %d origins, more than %d", p.ID, len(p.Origins), pools.MaxOriginsPerPool)
+	}
+	if p.Monitor != "" && !monitors[p.Monitor] {
+		return fmt.Errorf("pool %s: monitor %s does not exist", p.ID, p.Monitor)
+	}
+	idx := int32(len(s.pools))
+	cp := pool{
+		id:         p.ID,
+		name:       p.Name,
+		enabled:    p.Enabled,
+		first:      int32(len(s.origins)),
+		n:          int32(len(p.Origins)),
+		minimum:    max(p.MinimumOrigins, 1),
+		hashPolicy: p.OriginSteering.Policy == pools.OriginHash,
+	}
+	if p.Latitude != nil && p.Longitude != nil {
+		cp.hasCoords = true
+		cp.lat, cp.lon = *p.Latitude*math.Pi/180, *p.Longitude*math.Pi/180
+	}
+	for j, o := range p.Origins {
+		co := Origin{Pool: idx, Name: o.Name, Weight: o.Weight, Zone: o.Zone, Enabled: o.Enabled, Healthy: true}
+		if ip, isIP := pools.ParseAddress(o.Address); isIP {
+			co.Addr = ip
+		} else {
+			co.Host = pools.CanonicalName(o.Address) + "."
+		}
+		if p.Monitor != "" {
+			if oh, ok := h.Origins[pools.OriginKey{Pool: p.ID, Origin: o.Name}]; ok {
+				co.Healthy, co.Reason = oh.Healthy, oh.Reason
+			}
+		}
+		hf := fnv.New64a()
+		hf.Write([]byte(p.ID))
+		hf.Write([]byte{0})
+		hf.Write([]byte(o.Name))
+		co.hash = hf.Sum64()
+		bit := uint64(1) << j
+		if o.Enabled && o.Weight > 0 {
+			cp.configured |= bit
+			switch {
+			case co.IsHost():
+				cp.hosts |= bit
+			case co.Addr.Is4():
+				cp.v4 |= bit
+			default:
+				cp.v6 |= bit
+			}
+			if co.Healthy {
+				cp.healthy |= bit
+				cp.healthyCount++
+			}
+			if o.Zone != "" {
+				found := false
+				for k := range cp.zones {
+					if cp.zones[k].zone == o.Zone {
+						cp.zones[k].mask |= bit
+						found = true
+					}
+				}
+				if !found {
+					cp.zones = append(cp.zones, zoneMask{zone: o.Zone, mask: bit})
+				}
+			}
+		}
+		s.origins = append(s.origins, co)
+	}
+	// A pool with no eligible origin (all disabled or weight 0) is
+	// unhealthy whatever minimum_origins says (French seed: B and C at 0).
+	cp.ok = cp.enabled && cp.healthyCount >= cp.minimum && cp.healthyCount > 0
+	for pr, rtt := range h.RTT {
+		if pr.Pool == p.ID {
+			if r := regionIndex(pr.Region); r >= 0 && rtt > 0 {
+				cp.rtt[r] = rtt
+			}
+		}
+	}
+	s.poolByID[p.ID] = idx
+	s.pools = append(s.pools, cp)
+	return nil
+}
+
+func (s *Snapshot) poolList(ids []string) ([]int32, error) {
+	out := make([]int32, len(ids))
+	for i, id := range ids {
+		p, ok := s.poolByID[id]
+		if !ok {
+			return nil, fmt.Errorf("pool %s does not exist", id)
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+func (s *Snapshot) compileLB(l *pools.LoadBalancer, zones map[string]string) (*LB, error) {
+	zoneName, ok := zones[l.Zone]
+	if !ok {
+		return nil, fmt.Errorf("zone %s does not exist", l.Zone)
+	}
+	name := pools.CanonicalName(l.Name)
+	if !pools.InZone(name, zoneName) {
+		return nil, fmt.Errorf("name %s is outside zone %s", name, zoneName)
+	}
+	lb := &LB{
+		id: l.ID, name: name, zoneID: l.Zone, ttl: l.TTL,
+		policy:    l.SteeringPolicy,
+		preferECS: l.LocationStrategy.PreferECS,
+		spillover: l.ZonalAffinity.Spillover,
+		ratio:     l.ZonalAffinity.SpilloverRatio,
+		answers:   l.Answers,
+	}
+	if lb.ttl == 0 {
+		lb.ttl = 30
+	}
+	if lb.spillover == "" {
+		lb.spillover = pools.AffinityDisabled
+	}
+	if lb.policy == pools.SteeringDefault {
+		lb.policy = pools.SteeringOff
+		if len(l.RegionPools) > 0 || len(l.CountryPools) > 0 {
+			lb.policy = pools.SteeringGeo
+		}
+	}
+	var err error
+	if lb.defaults, err = s.poolList(l.DefaultPools); err != nil {
+		return nil, err
+	}
+	if len(lb.defaults) > pools.MaxPoolsPerList {
+		return nil, fmt.Errorf("more than %d default pools", pools.MaxPoolsPerList)
+	}
+	fb, ok := s.poolByID[l.FallbackPool]
+	if !ok {
+		return nil, fmt.Errorf("fallback pool %s does not exist", l.FallbackPool)
+	}
+	lb.fallback = fb
+	for r, ids := range l.RegionPools {
+		ri := regionIndex(r)
+		if ri < 0 {
+			return nil, fmt.Errorf("unknown region %s", r)
+		}
+		if lb.regionPools[ri], err = s.poolList(ids); err != nil {
+			return nil, err
+		}
+	}
+	if len(l.CountryPools) > 0 {
+		lb.countryPools = make(map[string][]int32, len(l.CountryPools))
+		for c, ids := range l.CountryPools {
+			if lb.countryPools[strings.ToUpper(c)], err = s.poolList(ids); err != nil {
+				return nil, err
+			}
+		}
+	}
+	lb.randomWeights = make([]float64, len(lb.defaults))
+	for i, p := range lb.defaults {
+		w, ok := l.RandomSteering.PoolWeights[s.pools[p].id]
+		if !ok {
+			w = l.RandomSteering.DefaultWeight
+		}
+		lb.randomWeights[i] = w
+	}
+	lb.dynRegion = s.dynamicRegions(lb.defaults)
+	lb.locationDependent = lb.policy == pools.SteeringGeo || lb.policy == pools.SteeringProximity ||
+		lb.policy == pools.SteeringDynamicLatency || lb.spillover != pools.AffinityDisabled
+	return lb, nil
+}
+
+// dynamicRegions maps each client region to the region whose RTT data
+// ranks the pools: its own if any pool has data from it, else the nearest
+// region (great-circle distance between region centres) that has.
+func (s *Snapshot) dynamicRegions(list []int32) [numRegions]int8 {
+	var has [numRegions]bool
+	for _, p := range list {
+		for r := range numRegions {
+			if s.pools[p].rtt[r] > 0 {
+				has[r] = true
+			}
+		}
+	}
+	var out [numRegions]int8
+	for r := range numRegions {
+		out[r] = -1
+		best := math.Inf(1)
+		for c := range numRegions {
+			if !has[c] {
+				continue
+			}
+			d := distance(regionCentres[r][0], regionCentres[r][1], regionCentres[c][0], regionCentres[c][1])
+			if d < best {
+				best, out[r] = d, int8(c)
+			}
+		}
+	}
+	return out
+}
