@@ -1,0 +1,17 @@
+// Package api is glb's REST API: the five configuration resources under
+// /api/v1 (zones, monitors, pools, load_balancers, networks), a pool's
+// health, a load balancer's explained decision, the OpenAPI document, and
+// /healthz, /readyz and /metrics beside them.
+//
+// Envelope. A single object is returned as {"result": {...}}; a list as
+// {"result": [...], "result_info": {"page", "per_page", "count",
+// "total_count", "total_pages"}}, the shape Cloudflare's API uses. Errors
+// are never enveloped: they are application/problem+json (RFC 9457), built
+// in one place (problem.go) from the store's sentinel errors.
+//
+// Read-only fields. revision, created_on, modified_on and a zone's serial
+// are set by the store; values a client sends for them are ignored, so
+// that a GET, edit, PUT round trip works unchanged. The id may be given on
+// create; on PUT and PATCH it must be absent or equal the id in the path.
+// Optimistic concurrency goes through If-Match, never through the body.
+package api

@@ -1,0 +1,140 @@
+package api
+
+import (
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// PoolHealth is the body of GET /pools/{id}/health.
+type PoolHealth struct {
+	Pool           string `json:"pool"`
+	Name           string `json:"name"`
+	Enabled        bool   `json:"enabled"`
+	Monitor        string `json:"monitor"`
+	MinimumOrigins int    `json:"minimum_origins"`
+	// Healthy is the agreed pool state (at least minimum_origins of its
+	// enabled, weighted origins healthy); absent without an agreed view.
+	Healthy *bool `json:"healthy,omitempty"`
+	// RTTMs is the smoothed RTT from each region, for dynamic_latency.
+	RTTMs   map[string]float64 `json:"rtt_ms,omitempty"`
+	Origins []OriginHealth     `json:"origins"`
+}
+
+// OriginHealth is one origin: its agreed state and every node's view.
+type OriginHealth struct {
+	Name    string  `json:"name"`
+	Address string  `json:"address"`
+	Enabled bool    `json:"enabled"`
+	Weight  float64 `json:"weight"`
+	Zone    string  `json:"zone"`
+	// Healthy and Reason are the agreed state; absent without an agreed
+	// view. An origin no node has checked yet counts as healthy.
+	Healthy *bool       `json:"healthy,omitempty"`
+	Reason  string      `json:"reason,omitempty"`
+	Checks  []NodeCheck `json:"checks"`
+}
+
+// NodeCheck is one node's latest result for one origin.
+type NodeCheck struct {
+	Node      string    `json:"node"`
+	Region    string    `json:"region"`
+	Healthy   bool      `json:"healthy"`
+	Reason    string    `json:"reason,omitempty"`
+	RTTMs     float64   `json:"rtt_ms"`
+	CheckedAt time.Time `json:"checked_at"`
+	// AgeSeconds is how old the result is; a stale one no longer counts.
+	AgeSeconds float64 `json:"age_seconds"`
+	// PublishedAgeSeconds is how old the node's whole view is.
+	PublishedAgeSeconds float64 `json:"published_age_seconds"`
+}
+
+func (s *server) poolHealth(w http.ResponseWriter, r *http.Request) {
+	o, err := s.Store.Get(r.Context(), pools.KindPool, chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	p := o.(*pools.Pool)
+	views, err := s.Store.HealthViews(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var agreed *pools.Health
+	if s.Health != nil {
+		agreed = s.Health()
+	}
+	writeJSON(w, http.StatusOK, item{Result: buildPoolHealth(p, views, agreed, s.Now())})
+}
+
+func buildPoolHealth(p *pools.Pool, views []pools.NodeHealth, agreed *pools.Health, now time.Time) PoolHealth {
+	out := PoolHealth{
+		Pool: p.ID, Name: p.Name, Enabled: p.Enabled, Monitor: p.Monitor,
+		MinimumOrigins: p.MinimumOrigins, Origins: make([]OriginHealth, len(p.Origins)),
+	}
+	index := make(map[string]int, len(p.Origins))
+	for i, og := range p.Origins {
+		index[og.Name] = i
+		out.Origins[i] = OriginHealth{
+			Name: og.Name, Address: og.Address, Enabled: og.Enabled, Weight: og.Weight,
+			Zone: og.Zone, Checks: []NodeCheck{},
+		}
+	}
+	// Views are sorted so that the output is stable between requests.
+	views = append([]pools.NodeHealth(nil), views...)
+	sort.Slice(views, func(i, j int) bool {
+		if views[i].Region != views[j].Region {
+			return views[i].Region < views[j].Region
+		}
+		return views[i].Node < views[j].Node
+	})
+	for _, v := range views {
+		for _, st := range v.Origins {
+			i, ok := index[st.Origin]
+			if st.Pool != p.ID || !ok {
+				continue
+			}
+			out.Origins[i].Checks = append(out.Origins[i].Checks, NodeCheck{
+				Node: v.Node, Region: v.Region, Healthy: st.Healthy, Reason: st.Reason,
+				RTTMs: ms(st.RTT), CheckedAt: st.CheckedAt,
+				AgeSeconds:          now.Sub(st.CheckedAt).Seconds(),
+				PublishedAgeSeconds: now.Sub(v.Published).Seconds(),
+			})
+		}
+	}
+	if agreed == nil {
+		return out
+	}
+	healthy := 0
+	for i, og := range p.Origins {
+		h, known := agreed.Origins[pools.OriginKey{Pool: p.ID, Origin: og.Name}]
+		ok := !known || h.Healthy
+		out.Origins[i].Healthy = &ok
+		if known && !h.Healthy {
+			out.Origins[i].Reason = h.Reason
+		}
+		if ok && og.Enabled && og.Weight > 0 {
+			healthy++
+		}
+	}
+	// Without a monitor no node reports, so every origin counts as healthy
+	// and only weights and enabled flags decide.
+	poolOK := healthy >= p.MinimumOrigins
+	out.Healthy = &poolOK
+	for k, d := range agreed.RTT {
+		if k.Pool == p.ID {
+			if out.RTTMs == nil {
+				out.RTTMs = map[string]float64{}
+			}
+			out.RTTMs[k.Region] = ms(d)
+		}
+	}
+	return out
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

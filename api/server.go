@@ -1,0 +1,139 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// Prefix is the path under which the resources live.
+const Prefix = "/api/v1"
+
+// Explainer shows the whole steering decision for one client of one load
+// balancer. The steering engine implements it; the result must marshal to
+// JSON. ecs is the zero Prefix when the query carries no client subnet;
+// qtype is "A" or "AAAA". An unknown load balancer is pools.ErrNotFound.
+type Explainer interface {
+	Explain(ctx context.Context, lbID string, client netip.Addr, ecs netip.Prefix, qtype string) (any, error)
+}
+
+// Options configure the API handler.
+type Options struct {
+	// Store holds the configuration. Required.
+	Store pools.Store
+	// Token is the bearer token required on /api/v1; empty disables auth.
+	Token string
+	// Explainer answers /load_balancers/{id}/explain; nil answers 501.
+	Explainer Explainer
+	// Ready reports that a snapshot is loaded (/readyz); nil means ready.
+	Ready func() bool
+	// Health returns the agreed health view (optional): with it, a pool's
+	// health shows the state every node agrees on beside each node's view.
+	Health func() *pools.Health
+	// Registry receives the HTTP metrics and is served at /metrics; nil
+	// uses a fresh registry.
+	Registry *prometheus.Registry
+	// Logger; nil discards.
+	Logger *slog.Logger
+	// Now is the clock for health ages; nil is time.Now.
+	Now func() time.Time
+}
+
+type server struct {
+	Options
+	log *slog.Logger
+}
+
+// New returns the HTTP handler of the API, /healthz, /readyz and /metrics.
+// The handler is a chi router (chi.Routes), so that its routes can be
+// walked.
+func New(o Options) http.Handler {
+	s := &server{Options: o, log: o.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.log = s.log.With("component", "api")
+	if s.Registry == nil {
+		s.Registry = prometheus.NewRegistry()
+	}
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+
+	r := chi.NewRouter()
+	r.Use(newHTTPMetrics(s.Registry).middleware, s.recoverer)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, newProblem(http.StatusNotFound, "no such route: "+r.URL.Path))
+	})
+	mux := r
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			if mux.Match(chi.NewRouteContext(), m, r.URL.Path) {
+				allow = append(allow, m)
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeProblem(w, newProblem(http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path))
+	})
+
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	r.Get("/readyz", s.readyz)
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
+
+	r.Group(func(r chi.Router) {
+		r.Use(s.auth)
+		r.Get(Prefix+"/openapi.json", serveOpenAPI)
+		for _, k := range pools.Kinds {
+			h := resource{s: s, kind: k}
+			coll, item := Prefix+"/"+string(k), Prefix+"/"+string(k)+"/{id}"
+			r.Get(coll, h.list)
+			r.Post(coll, h.create)
+			r.Get(item, h.get)
+			r.Put(item, h.replace)
+			r.Patch(item, h.patch)
+			r.Delete(item, h.delete)
+		}
+		r.Get(Prefix+"/pools/{id}/health", s.poolHealth)
+		r.Get(Prefix+"/load_balancers/{id}/explain", s.explain)
+	})
+	return r
+}
+
+func (s *server) readyz(w http.ResponseWriter, _ *http.Request) {
+	if s.Ready != nil && !s.Ready() {
+		writeProblem(w, newProblem(http.StatusServiceUnavailable, "no configuration snapshot loaded yet"))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// recoverer turns a handler panic into a logged 500, so that one bad
+// request cannot take the API (and the DNS server beside it) down.
+func (s *server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			rec := recover()
+			if rec == nil {
+				return
+			}
+			if rec == http.ErrAbortHandler {
+				panic(rec)
+			}
+			s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", rec)
+			writeProblem(w, newProblem(http.StatusInternalServerError, "internal error; see the server log"))
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
