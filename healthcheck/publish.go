@@ -1,0 +1,76 @@
+package healthcheck
+
+import (
+	"context"
+	"time"
+)
+
+// publishLoop writes the whole view on a fixed cadence and soon after a
+// state change, until ctx ends. One write per cadence whatever the number
+// of origins and probes: the work is constant, as in Route 53.
+func (c *Checker) publishLoop(ctx context.Context) {
+	if c.opts.Publisher == nil {
+		<-ctx.Done()
+		return
+	}
+	timer := time.NewTimer(c.publishEvery())
+	defer timer.Stop()
+	var last time.Time
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case <-c.kick:
+			if wait := minPublishGap - time.Since(last); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+			}
+		}
+		last = time.Now()
+		err := c.publish(ctx)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return
+		case err != nil:
+			c.m.publications.WithLabelValues("failure").Inc()
+			// Once per outage, not once per cadence.
+			if !failing {
+				c.log.Warn("publish health view", "err", err)
+			}
+			failing = true
+		default:
+			c.m.publications.WithLabelValues("success").Inc()
+			if failing {
+				c.log.Info("publish health view recovered")
+			}
+			failing = false
+		}
+		timer.Reset(c.publishEvery())
+	}
+}
+
+func (c *Checker) publish(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, publishTimeout)
+	defer cancel()
+	return c.opts.Publisher.PublishHealth(ctx, c.View())
+}
+
+// publishEvery is the cadence: the option, else the shortest monitor
+// interval within [1s, 10s] (in monitor seconds, which tests shrink).
+func (c *Checker) publishEvery() time.Duration {
+	if c.opts.PublishInterval > 0 {
+		return c.opts.PublishInterval
+	}
+	c.mu.Lock()
+	d := c.minInterval
+	c.mu.Unlock()
+	if d == 0 {
+		d = 10 * c.unit
+	}
+	return min(max(d, c.unit), 10*c.unit)
+}
