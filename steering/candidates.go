@@ -30,12 +30,13 @@ func (s *Snapshot) candidates(lb *LB, req *Request, rnd Rand, buf *[2 * pools.Ma
 	case pools.SteeringProximity:
 		n = copy(buf[:], lb.defaults)
 		if req.Client.HasCoordinates {
-			lat, lon := req.Client.Latitude*math.Pi/180, req.Client.Longitude*math.Pi/180
+			c := unitVector(req.Client.Latitude, req.Client.Longitude)
 			for i := range n {
 				p := &s.pools[buf[i]]
 				keys[i] = math.Inf(1) // no coordinates: after the others, in order
 				if p.hasCoords {
-					keys[i] = distance(lat, lon, p.lat, p.lon) * earthRadiusKm
+					// 1 - cos(angle): increases with distance, cheap to compute.
+					keys[i] = 1 - (c[0]*p.xyz[0] + c[1]*p.xyz[1] + c[2]*p.xyz[2])
 				}
 			}
 			sortByKey(buf[:n], keys[:n])

@@ -123,8 +123,8 @@ func TestPolicyDynamicLatency(t *testing.T) {
 		t.Errorf("no data: got %v order %v", got, candidateIDs(tr))
 	}
 	w.health.RTT = map[pools.PoolRegion]time.Duration{
-		{Pool: "us", Region: "WEU"}: 90 * time.Millisecond,
-		{Pool: "eu", Region: "WEU"}: 10 * time.Millisecond,
+		{Pool: "us", Region: "WEU"}:  90 * time.Millisecond,
+		{Pool: "eu", Region: "WEU"}:  10 * time.Millisecond,
 		{Pool: "ap", Region: "NEAS"}: 5 * time.Millisecond,
 	}
 	s := w.compile(t)

@@ -61,3 +61,15 @@ func distance(lat1, lon1, lat2, lon2 float64) float64 {
 	a := sdlat*sdlat + math.Cos(lat1)*math.Cos(lat2)*sdlon*sdlon
 	return 2 * math.Asin(math.Sqrt(min(a, 1)))
 }
+
+// unitVector places a latitude/longitude (degrees) on the unit sphere.
+func unitVector(lat, lon float64) [3]float64 {
+	slat, clat := math.Sincos(lat * math.Pi / 180)
+	slon, clon := math.Sincos(lon * math.Pi / 180)
+	return [3]float64{clat * clon, clat * slon, slat}
+}
+
+// chordKm converts a proximity key (1 - cos(angle)) to kilometres.
+func chordKm(key float64) float64 {
+	return math.Acos(max(-1, min(1, 1-key))) * earthRadiusKm
+}

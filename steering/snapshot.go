@@ -64,8 +64,10 @@ type pool struct {
 	ok            bool // enabled and at least minimum healthy origins
 	hashPolicy    bool
 	hasCoords     bool
-	lat, lon      float64 // radians
-	zones         []zoneMask
+	// xyz is the pool's position as a unit vector: proximity ranks pools
+	// by a dot product, with no trigonometry per pool per query.
+	xyz   [3]float64
+	zones []zoneMask
 	// rtt per region index (0 = no data) for dynamic_latency.
 	rtt [numRegions]time.Duration
 }
@@ -227,7 +229,7 @@ func (s *Snapshot) addPool(p *pools.Pool, monitors map[string]bool, h *pools.Hea
 	}
 	if p.Latitude != nil && p.Longitude != nil {
 		cp.hasCoords = true
-		cp.lat, cp.lon = *p.Latitude*math.Pi/180, *p.Longitude*math.Pi/180
+		cp.xyz = unitVector(*p.Latitude, *p.Longitude)
 	}
 	for j, o := range p.Origins {
 		co := Origin{Pool: idx, Name: o.Name, Weight: o.Weight, Zone: o.Zone, Enabled: o.Enabled, Healthy: true}

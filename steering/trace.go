@@ -139,7 +139,8 @@ func (tr *Trace) candidates(s *Snapshot, lb *LB, req *Request, list []int32, geo
 			k := keys[i]
 			switch lb.policy {
 			case pools.SteeringProximity:
-				c.DistanceKm = &k
+				km := chordKm(k)
+				c.DistanceKm = &km
 			case pools.SteeringDynamicLatency:
 				c.RTTMs = &k
 			}
