@@ -12,9 +12,9 @@ func CanonicalName(s string) string {
 }
 
 // checkHostname reports why s is not a valid DNS name (RFC 1035 lengths;
-// letters, digits, hyphen and underscore in labels; a leading "*" label
-// allowed when wildcard is set), or "" when it is.
-func checkHostname(s string, wildcard bool) string {
+// letters, digits, hyphen and underscore in labels), or "" when it is.
+// Wildcard owners are not served, so "*" is rejected like any bad label.
+func checkHostname(s string, _ bool) string {
 	s = strings.TrimSuffix(s, ".")
 	if s == "" {
 		return "must not be empty"
@@ -22,15 +22,12 @@ func checkHostname(s string, wildcard bool) string {
 	if len(s) > 253 {
 		return "longer than 253 characters"
 	}
-	for i, label := range strings.Split(s, ".") {
+	for _, label := range strings.Split(s, ".") {
 		if label == "" {
 			return "has an empty label"
 		}
 		if len(label) > 63 {
 			return "has a label longer than 63 characters"
-		}
-		if label == "*" && wildcard && i == 0 {
-			continue
 		}
 		for j := 0; j < len(label); j++ {
 			c := label[j]

@@ -78,7 +78,7 @@ func (z *Zone) Validate(_ References) error {
 	zone := CanonicalName(z.Name)
 	for i, r := range z.Records {
 		p := fmt.Sprintf("records[%d]", i)
-		if msg := checkHostname(r.Name, true); msg != "" {
+		if msg := checkHostname(r.Name, false); msg != "" {
 			e.add(p+".name", "%s", msg)
 		} else if !InZone(CanonicalName(r.Name), zone) {
 			e.add(p+".name", "%q is not inside zone %q", r.Name, z.Name)
