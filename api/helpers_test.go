@@ -1,0 +1,228 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/pools/embedded"
+)
+
+// openStore is the store every test runs against: the real embedded one.
+func openStore(t *testing.T) pools.Store {
+	t.Helper()
+	s, err := embedded.Open(filepath.Join(t.TempDir(), "glb.db"))
+	if err != nil {
+		t.Fatalf("open embedded store: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// echoExplainer is a small real Explainer: it returns what it was asked,
+// which is what the API is responsible for.
+type echoExplainer struct{}
+
+func (echoExplainer) Explain(_ context.Context, lbID string, client netip.Addr, ecs netip.Prefix, qtype string) (any, error) {
+	e := ""
+	if ecs.IsValid() {
+		e = ecs.String()
+	}
+	return map[string]string{"lb": lbID, "client": client.String(), "ecs": e, "type": qtype}, nil
+}
+
+type env struct {
+	t     *testing.T
+	srv   *httptest.Server
+	store pools.Store
+	reg   *prometheus.Registry
+	token string
+}
+
+// newEnv serves the API over a real HTTP server and a real store; opt
+// adjusts the options before the handler is built.
+func newEnv(t *testing.T, opt func(*api.Options)) *env {
+	t.Helper()
+	e := &env{t: t, store: openStore(t), reg: prometheus.NewRegistry()}
+	o := api.Options{Store: e.store, Explainer: echoExplainer{}, Registry: e.reg}
+	if opt != nil {
+		opt(&o)
+	}
+	e.token = o.Token
+	e.srv = httptest.NewServer(api.New(o))
+	t.Cleanup(e.srv.Close)
+	return e
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// json decodes the body into v, failing the test when it is not JSON.
+func (r response) json(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.body, err)
+	}
+}
+
+// problem decodes a problem+json body, asserting the status and type.
+func (r response) problem(t *testing.T, status int) api.Problem {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d; body %s", r.status, status, r.body)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("Content-Type %q, want application/problem+json", ct)
+	}
+	var p api.Problem
+	r.json(t, &p)
+	if p.Status != status || p.Title == "" || p.Type == "" {
+		t.Fatalf("problem %+v lacks status %d, title or type", p, status)
+	}
+	return p
+}
+
+// do sends a request; body is sent verbatim when it is a string or
+// []byte, else as JSON. hdr is name, value pairs. The env's token is sent
+// unless hdr sets Authorization.
+func (e *env) do(method, path string, body any, hdr ...string) response {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, e.srv.URL+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if e.token != "" {
+		req.Header.Set("Authorization", "Bearer "+e.token)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i+1] == "" {
+			req.Header.Del(hdr[i])
+			continue
+		}
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// create POSTs body and returns the stored object as a generic map,
+// failing unless the answer is 201 with a Location and an ETag.
+func (e *env) create(kind pools.Kind, body any) map[string]any {
+	e.t.Helper()
+	r := e.do("POST", "/api/v1/"+string(kind), body)
+	if r.status != http.StatusCreated {
+		e.t.Fatalf("create %s: status %d: %s", kind, r.status, r.body)
+	}
+	var out struct{ Result map[string]any }
+	r.json(e.t, &out)
+	id, _ := out.Result["id"].(string)
+	if want := "/api/v1/" + string(kind) + "/" + id; id == "" || r.header.Get("Location") != want {
+		e.t.Fatalf("create %s: Location %q, want %q", kind, r.header.Get("Location"), want)
+	}
+	if r.header.Get("ETag") != `"1"` {
+		e.t.Fatalf("create %s: ETag %q, want \"1\"", kind, r.header.Get("ETag"))
+	}
+	return out.Result
+}
+
+func fieldPaths(p api.Problem) map[string]bool {
+	m := map[string]bool{}
+	for _, fe := range p.Errors {
+		m[fe.Path] = true
+	}
+	return m
+}
+
+// Fixtures: one object of each kind, wired together by ids.
+
+func zoneBody() map[string]any {
+	return map[string]any{
+		"name":        "glb.example.com",
+		"nameservers": []string{"ns1.glb.example.com", "ns2.glb.example.com"},
+		"soa":         map[string]any{"rname": "hostmaster.example.com"},
+		"records": []map[string]any{
+			{"name": "ns1.glb.example.com", "type": "A", "content": "192.0.2.53"},
+		},
+	}
+}
+
+func monitorBody() map[string]any {
+	return map[string]any{"type": "https", "path": "/healthz", "expected_codes": "2xx", "interval": 30}
+}
+
+func poolBody(monitor string) map[string]any {
+	return map[string]any{
+		"name":     "web-eu",
+		"monitor":  monitor,
+		"latitude": 50.1, "longitude": 8.7,
+		"origins": []map[string]any{
+			{"name": "a", "address": "192.0.2.10", "weight": 0.4, "zone": "zone-1"},
+			{"name": "b", "address": "192.0.2.11", "weight": 0.3, "zone": "zone-1"},
+			{"name": "c", "address": "2001:db8::12", "weight": 0.3, "zone": "zone-2"},
+		},
+	}
+}
+
+func lbBody(zone, pool string) map[string]any {
+	return map[string]any{
+		"zone": zone, "name": "www.glb.example.com",
+		"default_pools": []string{pool}, "fallback_pool": pool,
+	}
+}
+
+func networkBody(cidr string) map[string]any {
+	return map[string]any{"cidr": cidr, "zone": "zone-1", "region": "WEU", "country": "DE"}
+}
+
+// fixture creates one of every kind and returns their ids.
+type fixture struct{ zone, monitor, pool, lb, network string }
+
+func (e *env) fixture() fixture {
+	e.t.Helper()
+	var f fixture
+	f.zone = e.create(pools.KindZone, zoneBody())["id"].(string)
+	f.monitor = e.create(pools.KindMonitor, monitorBody())["id"].(string)
+	f.pool = e.create(pools.KindPool, poolBody(f.monitor))["id"].(string)
+	f.lb = e.create(pools.KindLoadBalancer, lbBody(f.zone, f.pool))["id"].(string)
+	f.network = e.create(pools.KindNetwork, networkBody("10.1.0.0/16"))["id"].(string)
+	return f
+}
