@@ -358,3 +358,25 @@ func TestDisabledLoadBalancerNotServed(t *testing.T) {
 		t.Errorf("a disabled load balancer is served")
 	}
 }
+
+func TestClientSubnet(t *testing.T) {
+	t.Parallel()
+	w := threePools()
+	w.lb("always", []string{"us"}, "fb").LocationStrategy.PreferECS = pools.PreferECSAlways
+	w.lb("never", []string{"us"}, "fb").LocationStrategy.PreferECS = pools.PreferECSNever
+	s := w.compile(t)
+	src := netip.MustParseAddr("192.0.2.53")
+	ecs := netip.MustParsePrefix("198.51.100.0/24")
+	loc, sub, sp := s.LoadBalancer("always.glb.example.com").ClientSubnet(src, ecs)
+	if loc != ecs || sub != ecs || sp != 24 {
+		t.Errorf("always: %v %v %d, want the ECS subnet", loc, sub, sp)
+	}
+	loc, sub, sp = s.LoadBalancer("never.glb.example.com").ClientSubnet(src, ecs)
+	if loc != netip.MustParsePrefix("192.0.2.53/32") || sub != netip.MustParsePrefix("192.0.2.0/24") || sp != -1 {
+		t.Errorf("never: %v %v %d, want the resolver address and /24, no source prefix", loc, sub, sp)
+	}
+	_, sub, _ = s.LoadBalancer("never.glb.example.com").ClientSubnet(netip.MustParseAddr("2001:db8:1:2:3::1"), netip.Prefix{})
+	if sub != netip.MustParsePrefix("2001:db8:1:200::/56") {
+		t.Errorf("IPv6 hash subnet %v, want /56", sub)
+	}
+}
