@@ -375,7 +375,7 @@ func TestClientSubnet(t *testing.T) {
 	if loc != netip.MustParsePrefix("192.0.2.53/32") || sub != netip.MustParsePrefix("192.0.2.0/24") || sp != -1 {
 		t.Errorf("never: %v %v %d, want the resolver address and /24, no source prefix", loc, sub, sp)
 	}
-	_, sub, _ = s.LoadBalancer("never.glb.example.com").ClientSubnet(netip.MustParseAddr("2001:db8:1:2:3::1"), netip.Prefix{})
+	_, sub, _ = s.LoadBalancer("never.glb.example.com").ClientSubnet(netip.MustParseAddr("2001:db8:1:2ff::1"), netip.Prefix{})
 	if sub != netip.MustParsePrefix("2001:db8:1:200::/56") {
 		t.Errorf("IPv6 hash subnet %v, want /56", sub)
 	}
