@@ -1,0 +1,305 @@
+package geodata
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/oschwald/geoip2-golang/v2"
+	"github.com/oschwald/maxminddb-golang/v2"
+	"github.com/oschwald/maxminddb-golang/v2/mmdbdata"
+)
+
+// database is one opened GeoIP file, immutable. Its memory mapping is
+// released by a cleanup once the database is unreachable: a lookup holds
+// the *database until it has finished reading (runtime.KeepAlive), so a
+// reload never unmaps pages under a lookup, and lookups pay for no
+// reference counting.
+type database struct {
+	path   string
+	info   os.FileInfo
+	kind   string
+	built  time.Time
+	reader *maxminddb.Reader
+	// data decodes the data section; cursors from CursorAt are values, so
+	// concurrent lookups share it without allocating.
+	data     *mmdbdata.Decoder
+	ipv4Only bool
+}
+
+// DatabaseInfo describes the loaded GeoIP database, for logs and /readyz.
+type DatabaseInfo struct {
+	Path     string
+	Type     string // e.g. "GeoLite2-City"
+	Built    time.Time
+	Size     int64
+	Modified time.Time
+}
+
+// mappedDatabases counts live mappings, so that a test can see a replaced
+// database released.
+var mappedDatabases atomic.Int64
+
+// openDatabase maps and checks a MaxMind-format City or Country database.
+// The whole file is verified up front because lookups decode it with the
+// low-level cursor API, which trusts the structure it walks.
+func openDatabase(path string) (*database, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	size := int(info.Size())
+	if size == 0 || int64(size) != info.Size() {
+		return nil, fmt.Errorf("%s: bad size %d", path, info.Size())
+	}
+	buf, err := mapFile(f, size)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	db, err := newDatabase(path, info, buf)
+	if err != nil {
+		unmapFile(buf)
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	mappedDatabases.Add(1)
+	runtime.AddCleanup(db, func(b []byte) {
+		unmapFile(b)
+		mappedDatabases.Add(-1)
+	}, buf)
+	return db, nil
+}
+
+func newDatabase(path string, info os.FileInfo, buf []byte) (*database, error) {
+	// geoip2 knows which database types carry country records (GeoIP2 and
+	// GeoLite2 City and Country, DB-IP's compatible editions): anything
+	// else, such as an ASN database, is refused here rather than answering
+	// every query as unknown.
+	g, err := geoip2.OpenBytes(buf)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := g.Country(netip.IPv6Unspecified()); err != nil {
+		var wrongType geoip2.InvalidMethodError
+		if errors.As(err, &wrongType) {
+			return nil, err
+		}
+	}
+	r, err := maxminddb.OpenBytes(buf, maxminddb.DisableStringCache())
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Verify(); err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	md := r.Metadata
+	start := md.NodeCount*(md.RecordSize/4) + 16 // search tree, separator
+	end := bytes.LastIndex(buf, []byte("\xAB\xCD\xEFMaxMind.com"))
+	if end < 0 || uint(end) < start {
+		return nil, errors.New("data section not found")
+	}
+	return &database{
+		path:     path,
+		info:     info,
+		kind:     md.DatabaseType,
+		built:    md.BuildTime(),
+		reader:   r,
+		data:     mmdbdata.NewDecoder(buf[start:end], 0),
+		ipv4Only: md.IPVersion == 4,
+	}, nil
+}
+
+func (db *database) describe() DatabaseInfo {
+	return DatabaseInfo{Path: db.path, Type: db.kind, Built: db.built, Size: db.info.Size(), Modified: db.info.ModTime()}
+}
+
+// geoRecord is what a lookup keeps of a database record; its strings are
+// interned, never allocated per lookup.
+type geoRecord struct {
+	country   *country
+	sub       subdivision
+	continent string
+	lat, lon  float64
+	hasCoords bool
+	// bits is the prefix length of the database network, in IPv4 bits for
+	// an IPv4 address.
+	bits int
+}
+
+// lookup finds addr (unmapped) in the database. out.bits is set whether or
+// not a record is found: an empty network of the database decides as much
+// as a full one. A corrupt record reads as not found: the file was
+// verified when it was opened.
+func (db *database) lookup(addr netip.Addr, out *geoRecord) bool {
+	if db.ipv4Only && !addr.Is4() {
+		return false
+	}
+	res := db.reader.Lookup(addr)
+	if res.Err() != nil {
+		return false
+	}
+	p := res.Prefix()
+	out.bits = p.Bits()
+	if addr.Is4() && !p.Addr().Is4() {
+		// A record above the IPv4 subtree covers all of IPv4.
+		out.bits = 0
+	}
+	if !res.Found() {
+		return false
+	}
+	ok := decodeRecord(db.data.CursorAt(uint(res.Offset())), out) == nil
+	runtime.KeepAlive(db)
+	return ok
+}
+
+// decodeRecord reads the few fields steering needs from a City or Country
+// record, skipping names in every language and everything else.
+func decodeRecord(c mmdbdata.Cursor, out *geoRecord) error {
+	m, err := c.MapReader()
+	if err != nil {
+		return err
+	}
+	var sub []byte
+	var registered *country
+	cur := m.First()
+	for range m.Len() {
+		key, v, err := cur.ReadMapKey()
+		if err != nil {
+			return err
+		}
+		switch string(key) {
+		case "country":
+			code, err := stringField(v, "iso_code")
+			if err != nil {
+				return err
+			}
+			out.country = countryOf(code)
+		case "registered_country":
+			code, err := stringField(v, "iso_code")
+			if err != nil {
+				return err
+			}
+			registered = countryOf(code)
+		case "continent":
+			code, err := stringField(v, "code")
+			if err != nil {
+				return err
+			}
+			out.continent = internContinent(code)
+		case "subdivisions":
+			if sub, err = firstSubdivision(v); err != nil {
+				return err
+			}
+		case "location":
+			if err := readCoordinates(v, out); err != nil {
+				return err
+			}
+		}
+		if cur, err = v.Skip(); err != nil {
+			return err
+		}
+	}
+	if out.country == nil {
+		// Some networks (anycast, satellite) carry only the country that
+		// registered them; it is still the best guess for steering.
+		out.country = registered
+	}
+	if out.country != nil && sub != nil {
+		out.sub = out.country.internSub(sub)
+	}
+	return nil
+}
+
+// field finds the value of key in the map at c.
+func field(c mmdbdata.Cursor, key string) (mmdbdata.Cursor, bool, error) {
+	m, err := c.MapReader()
+	if err != nil {
+		return mmdbdata.Cursor{}, false, err
+	}
+	cur := m.First()
+	for range m.Len() {
+		k, v, err := cur.ReadMapKey()
+		if err != nil {
+			return mmdbdata.Cursor{}, false, err
+		}
+		if string(k) == key {
+			return v, true, nil
+		}
+		if cur, err = v.Skip(); err != nil {
+			return mmdbdata.Cursor{}, false, err
+		}
+	}
+	return mmdbdata.Cursor{}, false, nil
+}
+
+// stringField returns the bytes of a string value of the map at c, nil
+// when absent. The bytes alias the mapped file and live only as long as
+// the lookup.
+func stringField(c mmdbdata.Cursor, key string) ([]byte, error) {
+	v, ok, err := field(c, key)
+	if !ok || err != nil {
+		return nil, err
+	}
+	// A map key is a string value; reading the value as one gives its
+	// bytes without the copy that ReadString makes.
+	b, _, err := v.ReadMapKey()
+	return b, err
+}
+
+// firstSubdivision returns the iso_code of the first (largest)
+// subdivision: a US state, a Canadian province, an English nation.
+func firstSubdivision(c mmdbdata.Cursor) ([]byte, error) {
+	s, err := c.Slice()
+	if err != nil {
+		return nil, err
+	}
+	_, v, ok := s.Next(mmdbdata.Cursor{})
+	if !ok {
+		return nil, s.Err()
+	}
+	return stringField(v, "iso_code")
+}
+
+func readCoordinates(c mmdbdata.Cursor, out *geoRecord) error {
+	m, err := c.MapReader()
+	if err != nil {
+		return err
+	}
+	var haveLat, haveLon bool
+	cur := m.First()
+	for range m.Len() {
+		key, v, err := cur.ReadMapKey()
+		if err != nil {
+			return err
+		}
+		switch string(key) {
+		case "latitude":
+			if out.lat, _, err = v.ReadFloat(); err != nil {
+				return err
+			}
+			haveLat = true
+		case "longitude":
+			if out.lon, _, err = v.ReadFloat(); err != nil {
+				return err
+			}
+			haveLon = true
+		}
+		if cur, err = v.Skip(); err != nil {
+			return err
+		}
+	}
+	out.hasCoords = haveLat && haveLon
+	return nil
+}

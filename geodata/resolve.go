@@ -1,0 +1,89 @@
+package geodata
+
+import (
+	"net/netip"
+)
+
+// unknown is the location of a client nothing knows about.
+var unknown = Location{Prefix: -1}
+
+// Resolve locates a client subnet: an EDNS Client Subnet, or a single
+// resolver address as a full-length prefix (see ResolveAddr). The subnet's
+// first address is looked up in the operator networks and in the GeoIP
+// database; a network overrides GeoIP for the fields it sets.
+//
+// Location.Prefix is the longest of the prefixes that decided (the
+// database network, the network entry less any more specific entry inside
+// it), capped at the subnet's length: the ECS scope the answer may claim,
+// since every address in that prefix resolves alike.
+//
+// The networks come from the configuration snapshot of the query (nil for
+// none); the database is the one the Resolver holds now. A nil Resolver
+// has no database. It does not allocate.
+func (r *Resolver) Resolve(client netip.Prefix, nets *Networks) Location {
+	if !client.IsValid() {
+		return unknown
+	}
+	client = unmapPrefix(client)
+	addr := client.Masked().Addr()
+
+	n, prefix := nets.lookup(addr)
+	var geo geoRecord
+	found := false
+	if n == nil || !n.complete() {
+		if db := r.database(); db != nil {
+			found = db.lookup(addr, &geo)
+			prefix = max(prefix, geo.bits)
+		}
+	}
+	if n == nil && !found {
+		return unknown
+	}
+
+	var loc Location
+	c := geo.country
+	if n != nil && n.country != nil && n.country != c {
+		// The operator moved the client to another country: what the
+		// database says below the country level no longer applies.
+		c, found = n.country, false
+	}
+	if c != nil {
+		loc.Country, loc.Region, loc.Continent = c.code, c.region, c.continent
+	}
+	if found {
+		loc.Subdivision = geo.sub.code
+		if geo.sub.region != "" {
+			loc.Region = geo.sub.region
+		}
+		if geo.continent != "" {
+			loc.Continent = geo.continent
+		}
+		if geo.hasCoords {
+			loc.Latitude, loc.Longitude, loc.HasCoordinates = geo.lat, geo.lon, true
+		}
+	}
+	if n != nil {
+		if n.region != "" {
+			loc.Region = n.region
+		}
+		if n.hasCoords {
+			loc.Latitude, loc.Longitude, loc.HasCoordinates = n.lat, n.lon, true
+		}
+		loc.Zone = n.zone
+	}
+	if loc.Zone == "" {
+		loc.Zone = loc.Region
+	}
+	loc.Prefix = min(prefix, client.Bits())
+	return loc
+}
+
+// ResolveAddr locates a single address: the resolver's source address
+// when the query carries no usable ECS option.
+func (r *Resolver) ResolveAddr(addr netip.Addr, nets *Networks) Location {
+	if !addr.IsValid() {
+		return unknown
+	}
+	addr = addr.Unmap()
+	return r.Resolve(netip.PrefixFrom(addr, addr.BitLen()), nets)
+}
