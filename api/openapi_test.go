@@ -1,0 +1,156 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/pools"
+)
+
+type openAPIDoc struct {
+	OpenAPI    string                                `json:"openapi"`
+	Paths      map[string]map[string]json.RawMessage `json:"paths"`
+	Components struct {
+		Schemas map[string]struct {
+			Properties map[string]map[string]any `json:"properties"`
+		} `json:"schemas"`
+	} `json:"components"`
+}
+
+func loadOpenAPI(t *testing.T) openAPIDoc {
+	t.Helper()
+	var doc openAPIDoc
+	dec := json.NewDecoder(bytes.NewReader(api.OpenAPI()))
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("openapi.json: %v", err)
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.") {
+		t.Fatalf("openapi version %q", doc.OpenAPI)
+	}
+	return doc
+}
+
+// TestOpenAPIDescribesEveryRoute holds the document and the router equal:
+// a route added without documenting it (or the reverse) fails here.
+func TestOpenAPIDescribesEveryRoute(t *testing.T) {
+	t.Parallel()
+	h := api.New(api.Options{Store: openStore(t)})
+	routes, ok := h.(chi.Routes)
+	if !ok {
+		t.Fatalf("api.New returned %T, not chi.Routes", h)
+	}
+	var served []string
+	err := chi.Walk(routes, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		served = append(served, method+" "+route)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented []string
+	for path, item := range loadOpenAPI(t).Paths {
+		for method := range item {
+			if method == "parameters" {
+				continue
+			}
+			documented = append(documented, strings.ToUpper(method)+" "+path)
+		}
+	}
+	slices.Sort(served)
+	slices.Sort(documented)
+	if !slices.Equal(served, documented) {
+		t.Fatalf("routes and OpenAPI operations differ\nserved:     %v\ndocumented: %v", served, documented)
+	}
+	// 5 kinds × 6 operations, health, explain, the document and 3 probes.
+	if len(served) != 5*6+6 {
+		t.Fatalf("%d routes: %v", len(served), served)
+	}
+}
+
+// TestOpenAPISchemasMatchTypes keeps every documented schema's fields and
+// defaults equal to the Go types' JSON fields and default values.
+func TestOpenAPISchemasMatchTypes(t *testing.T) {
+	t.Parallel()
+	doc := loadOpenAPI(t)
+	zone := pools.DefaultZone()
+	cases := map[string]any{
+		"Zone": zone, "SOA": zone.SOA, "Record": pools.Record{},
+		"Monitor":          pools.DefaultMonitor(),
+		"Pool":             pools.DefaultPool(),
+		"Origin":           pools.DefaultOrigin(),
+		"OriginSteering":   pools.DefaultPool().OriginSteering,
+		"LoadBalancer":     pools.DefaultLoadBalancer(),
+		"RandomSteering":   pools.DefaultLoadBalancer().RandomSteering,
+		"LocationStrategy": pools.DefaultLoadBalancer().LocationStrategy,
+		"ZonalAffinity":    pools.DefaultLoadBalancer().ZonalAffinity,
+		"Network":          pools.Network{},
+		"FieldError":       pools.FieldError{},
+		"Referrer":         pools.Referrer{},
+	}
+	for name, v := range cases {
+		s, ok := doc.Components.Schemas[name]
+		if !ok {
+			t.Errorf("no schema %s", name)
+			continue
+		}
+		fields := jsonNames(reflect.TypeOf(v))
+		var props []string
+		for p := range s.Properties {
+			props = append(props, p)
+		}
+		slices.Sort(fields)
+		slices.Sort(props)
+		if !slices.Equal(fields, props) {
+			t.Errorf("schema %s has %v, the Go type %v", name, props, fields)
+		}
+		b, _ := json.Marshal(v)
+		var defaults map[string]any
+		_ = json.Unmarshal(b, &defaults)
+		for p, sch := range s.Properties {
+			d, has := sch["default"]
+			if !has {
+				continue
+			}
+			got, present := defaults[p]
+			if !present && (d == nil || d == "" || d == float64(0) || d == false) {
+				continue // omitempty zero value
+			}
+			if !reflect.DeepEqual(got, d) {
+				t.Errorf("%s.%s: documented default %v, Go default %v", name, p, d, got)
+			}
+		}
+	}
+}
+
+func jsonNames(t reflect.Type) []string {
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" {
+			out = append(out, jsonNames(f.Type)...)
+			continue
+		}
+		if name != "-" && f.IsExported() {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func TestOpenAPIServed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	r := e.do("GET", "/api/v1/openapi.json", nil)
+	if r.status != http.StatusOK || r.header.Get("Content-Type") != "application/json" || !bytes.Equal(r.body, api.OpenAPI()) {
+		t.Fatalf("GET openapi.json: %d %q", r.status, r.header.Get("Content-Type"))
+	}
+}
