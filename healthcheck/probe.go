@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"strconv"
 	"syscall"
@@ -127,6 +128,7 @@ func describe(ctx context.Context, err error, timeout time.Duration) string {
 		certErr *tls.CertificateVerificationError
 		recErr  tls.RecordHeaderError
 		opErr   *net.OpError
+		urlErr  *url.Error
 	)
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded),
@@ -155,6 +157,8 @@ func describe(ctx context.Context, err error, timeout time.Duration) string {
 		return "connection closed by origin"
 	case errors.As(err, &opErr) && opErr.Err != nil:
 		return opErr.Op + ": " + opErr.Err.Error()
+	case errors.As(err, &urlErr):
+		return urlErr.Err.Error()
 	}
 	return err.Error()
 }

@@ -1,0 +1,118 @@
+package healthcheck
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// testUnit is one monitor second in tests: a timeout of 1 lasts 100 ms.
+const testUnit = 100 * time.Millisecond
+
+// monitor returns Cloudflare's default monitor of a type, as the API
+// would store it.
+func monitor(typ pools.MonitorType) pools.Monitor {
+	m := pools.DefaultMonitor()
+	m.ID = "mon-" + string(typ)
+	m.Type = typ
+	m.Retries = 0
+	return m
+}
+
+// addrOf splits a server URL or host:port into address and port.
+func addrOf(t *testing.T, s string) (string, int) {
+	t.Helper()
+	if u, err := url.Parse(s); err == nil && u.Host != "" {
+		s = u.Host
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		t.Fatalf("split %q: %v", s, err)
+	}
+	p, _ := strconv.Atoi(port)
+	return host, p
+}
+
+// targetFor aims monitor m at the server at addr (a URL or host:port).
+func targetFor(t *testing.T, addr string, m pools.Monitor, o pools.Origin) *target {
+	t.Helper()
+	host, port := addrOf(t, addr)
+	if o.Address == "" {
+		o.Address = host
+	}
+	if o.Name == "" {
+		o.Name = "o1"
+	}
+	m.Port = port
+	p := pools.DefaultPool()
+	p.ID, p.Name = "pool-1", "one"
+	return newTarget(&p, &m, &o, testUnit)
+}
+
+// probeOnce runs one check (with the monitor's retries) of tg from src
+// (the zero Addr for the system's choice).
+func probeOnce(t *testing.T, tg *target, src netip.Addr) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return check(ctx, newProber(tg, src), tg.retries)
+}
+
+// sequence is a scripted origin (Traefik's HealthSequence idea): request
+// n gets status codes[n], the last code repeating; it also records what
+// it saw.
+type sequence struct {
+	mu    sync.Mutex
+	codes []int
+	hits  int
+	last  *http.Request
+}
+
+func (s *sequence) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	code := s.codes[min(s.hits, len(s.codes)-1)]
+	s.hits++
+	s.last = r
+	s.mu.Unlock()
+	w.WriteHeader(code)
+}
+
+func (s *sequence) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hits
+}
+
+func (s *sequence) lastRequest() *http.Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}
+
+func serve(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

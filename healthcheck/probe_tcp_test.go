@@ -1,0 +1,90 @@
+package healthcheck
+
+import (
+	"net"
+	"net/netip"
+	"testing"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// acceptor is a TCP origin that reports the source of each connection.
+func acceptor(t *testing.T, network, addr string) (net.Listener, <-chan string) {
+	t.Helper()
+	ln, err := net.Listen(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	from := make(chan string, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			host, _, _ := net.SplitHostPort(c.RemoteAddr().String())
+			_ = c.Close()
+			select {
+			case from <- host:
+			default:
+			}
+		}
+	}()
+	return ln, from
+}
+
+func TestTCPAccepting(t *testing.T) {
+	t.Parallel()
+	ln, from := acceptor(t, "tcp", "127.0.0.1:0")
+	r := probeOnce(t, targetFor(t, ln.Addr().String(), monitor(pools.MonitorTCP), pools.Origin{}), none)
+	if !r.healthy || r.rtt <= 0 {
+		t.Fatalf("healthy=%v rtt=%v reason=%q, want healthy with an RTT", r.healthy, r.rtt, r.reason)
+	}
+	if got := <-from; got != "127.0.0.1" {
+		t.Errorf("connection from %s", got)
+	}
+}
+
+func TestTCPRefused(t *testing.T) {
+	t.Parallel()
+	r := probeOnce(t, targetFor(t, closedPort(t), monitor(pools.MonitorTCP), pools.Origin{}), none)
+	if r.healthy || r.reason != "connection refused" {
+		t.Errorf("healthy=%v reason=%q, want connection refused", r.healthy, r.reason)
+	}
+}
+
+func TestTCPSourceAddress(t *testing.T) {
+	t.Parallel()
+	ln, from := acceptor(t, "tcp", "127.0.0.1:0")
+	src := netip.MustParseAddr("127.0.0.2")
+	if r := probeOnce(t, targetFor(t, ln.Addr().String(), monitor(pools.MonitorTCP), pools.Origin{}), src); !r.healthy {
+		t.Fatalf("unhealthy: %s", r.reason)
+	}
+	if got := <-from; got != "127.0.0.2" {
+		t.Errorf("origin saw the probe from %s, want 127.0.0.2", got)
+	}
+}
+
+func TestTCPIPv6(t *testing.T) {
+	t.Parallel()
+	ln, from := acceptor(t, "tcp", "[::1]:0")
+	if r := probeOnce(t, targetFor(t, ln.Addr().String(), monitor(pools.MonitorTCP), pools.Origin{}), none); !r.healthy {
+		t.Fatalf("unhealthy: %s", r.reason)
+	}
+	if got := <-from; got != "::1" {
+		t.Errorf("connection from %s, want ::1", got)
+	}
+}
+
+func TestTCPNeedsPort(t *testing.T) {
+	t.Parallel()
+	m := monitor(pools.MonitorTCP)
+	p := pools.DefaultPool()
+	o := pools.Origin{Name: "o", Address: "127.0.0.1"}
+	tg := newTarget(&p, &m, &o, testUnit)
+	r := probeOnce(t, tg, none)
+	if r.healthy || r.reason != "tcp monitor has no port" {
+		t.Errorf("healthy=%v reason=%q", r.healthy, r.reason)
+	}
+}
