@@ -63,7 +63,7 @@ func problemFor(err error) *Problem {
 		return p
 	case errors.As(err, &ve):
 		return &Problem{
-			Type: problemValidation, Title: "Invalid object", Status: http.StatusBadRequest,
+			Type: problemValidation, Title: "Invalid request", Status: http.StatusBadRequest,
 			Detail: fmt.Sprintf("%d field(s) at fault; nothing was stored", len(ve.Errors)),
 			Errors: ve.Errors,
 		}
