@@ -255,3 +255,14 @@ func TestReadOnlyFieldsIgnoredAndIDChecked(t *testing.T) {
 		t.Fatalf("PUT without id: %d %s", r.status, r.body)
 	}
 }
+
+func TestStoreUnavailableIs503(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	// A closed store fails every call: the real thing, failing for real.
+	if err := e.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.do("GET", "/api/v1/zones", nil).problem(t, http.StatusServiceUnavailable)
+	e.do("POST", "/api/v1/networks", networkBody("10.0.0.0/8")).problem(t, http.StatusServiceUnavailable)
+}
