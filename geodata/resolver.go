@@ -41,6 +41,8 @@ type Resolver struct {
 	// rejected is the file last refused, so that polling does not retry
 	// (and log) it until it changes.
 	rejected os.FileInfo
+
+	loads, rejections atomic.Uint64
 }
 
 // NewResolver loads the configured database. A database that cannot be
@@ -79,6 +81,7 @@ func (r *Resolver) load() error {
 	start := time.Now()
 	db, err := openDatabase(r.path)
 	if err != nil {
+		r.rejections.Add(1)
 		if info, serr := os.Stat(r.path); serr == nil {
 			r.rejected = info
 		}
@@ -88,6 +91,7 @@ func (r *Resolver) load() error {
 		return fmt.Errorf("geodata: load %w", err)
 	}
 	r.rejected = nil
+	r.loads.Add(1)
 	// The old database is not closed here: lookups may still read it. It
 	// is unmapped once the last of them has let go of it.
 	r.db.Store(db)
@@ -135,6 +139,12 @@ func (r *Resolver) poll() {
 
 func sameFile(a, b os.FileInfo) bool {
 	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+// Loads counts the databases loaded and the files rejected since start,
+// for metrics.
+func (r *Resolver) Loads() (loaded, rejected uint64) {
+	return r.loads.Load(), r.rejections.Load()
 }
 
 // Info describes the database in use; false when there is none.
