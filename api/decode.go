@@ -22,7 +22,7 @@ const MaxBodyBytes = 1 << 20
 
 // readJSON reads the body (at most MaxBodyBytes) and parses it into a
 // generic value, rejecting syntax errors, trailing data and non-objects.
-// The raw bytes are returned too, for the typed decode that follows.
+// Numbers stay json.Number so that re-encoding loses no precision.
 func readJSON(w http.ResponseWriter, r *http.Request, mergePatch bool) (map[string]any, error) {
 	if err := checkContentType(r, mergePatch); err != nil {
 		return nil, err
