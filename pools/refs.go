@@ -45,8 +45,8 @@ func (l *LoadBalancer) PoolRefs() []PoolRef {
 			refs = append(refs, PoolRef{Role: RoleCountry, Key: c, Position: i, Pool: id})
 		}
 	}
-	for _, id := range sortedKeys(l.RandomSteering.PoolWeights) {
-		refs = append(refs, PoolRef{Role: RoleRandom, Pool: id, Weight: l.RandomSteering.PoolWeights[id]})
+	for i, id := range sortedKeys(l.RandomSteering.PoolWeights) {
+		refs = append(refs, PoolRef{Role: RoleRandom, Position: i, Pool: id, Weight: l.RandomSteering.PoolWeights[id]})
 	}
 	return refs
 }

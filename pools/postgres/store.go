@@ -1,0 +1,322 @@
+// Package postgres is the shared store for many glbd nodes: the
+// configuration in PostgreSQL (schema in migrations/), one transaction per
+// write, changes announced with NOTIFY and watched with LISTEN.
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// Notification channels: the payload of glb_config is the new global
+// revision, that of glb_health the publishing node.
+const (
+	ConfigChannel = "glb_config"
+	HealthChannel = "glb_health"
+)
+
+// Store implements pools.Store over a pgx pool.
+type Store struct {
+	pool      *pgxpool.Pool
+	log       *slog.Logger
+	opTimeout time.Duration
+	now       func() time.Time
+
+	watchers  pools.Watchers
+	listenOne sync.Once
+	stop      context.CancelFunc
+	stopped   chan struct{}
+	bg        context.Context
+}
+
+var _ pools.Store = (*Store)(nil)
+
+// Option configures Open.
+type Option func(*Store)
+
+// WithLogger sets the logger of the change listener (reconnects).
+func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
+
+// WithTimeout bounds every call that has no earlier deadline (default 10s),
+// so that a database that stopped answering yields ErrUnavailable rather
+// than a hung caller.
+func WithTimeout(d time.Duration) Option { return func(s *Store) { s.opTimeout = d } }
+
+// connectTimeout bounds each new connection unless the URL sets
+// connect_timeout.
+const connectTimeout = 3 * time.Second
+
+// Open prepares a store for the database at url (a PostgreSQL URL or
+// key=value string). It does not wait for the database: a node must start
+// while the control plane is down, so calls fail with ErrUnavailable until
+// it answers (Ping tells). The schema must be migrated (migrations.Up).
+func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: %w", err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = connectTimeout
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: %w", err)
+	}
+	s := &Store{
+		pool:      pool,
+		log:       slog.New(slog.DiscardHandler),
+		opTimeout: 10 * time.Second,
+		now:       time.Now,
+		stopped:   make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	s.log = s.log.With("component", "store.postgres")
+	s.bg, s.stop = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// Close stops the listener, closes every watch channel and the pool.
+func (s *Store) Close() error {
+	s.stop()
+	// A listener that never started must not start now; one that did
+	// closes stopped when it returns.
+	s.listenOne.Do(func() { close(s.stopped) })
+	<-s.stopped
+	s.watchers.Close()
+	s.pool.Close()
+	return nil
+}
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	return mapError(s.pool.Ping(ctx))
+}
+
+func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < s.opTimeout {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, s.opTimeout)
+}
+
+func table(k pools.Kind) (string, error) {
+	if pools.New(k) == nil {
+		return "", fmt.Errorf("unknown kind %q: %w", k, pools.ErrNotFound)
+	}
+	return string(k), nil // tables are named after their kind
+}
+
+func decode(k pools.Kind, doc []byte) (pools.Object, error) {
+	o := pools.New(k)
+	if err := json.Unmarshal(doc, o); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", k.Singular(), err)
+	}
+	return o, nil
+}
+
+// read runs fn in a read-only REPEATABLE READ transaction: one consistent
+// view of everything it reads.
+func (s *Store) read(ctx context.Context, fn func(pgx.Tx) error) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+	return mapError(err)
+}
+
+// write runs fn in one read-write transaction.
+func (s *Store) write(ctx context.Context, fn func(*txn) error) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(&txn{ctx: ctx, tx: tx}) })
+	return mapError(err)
+}
+
+// Get returns one object or pools.ErrNotFound.
+func (s *Store) Get(ctx context.Context, k pools.Kind, id string) (pools.Object, error) {
+	var o pools.Object
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		var err error
+		o, err = (&txn{ctx: ctx, tx: tx}).Get(k, id)
+		return err
+	})
+	return o, err
+}
+
+// List returns one page of a kind ordered by (created_on, id).
+func (s *Store) List(ctx context.Context, k pools.Kind, p pools.Page) (pools.ListResult, error) {
+	t, err := table(k)
+	if err != nil {
+		return pools.ListResult{}, err
+	}
+	offset, limit := p.Bounds()
+	res := pools.ListResult{Items: []pools.Object{}}
+	err = s.read(ctx, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, "select count(*) from "+t).Scan(&res.TotalCount); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "select doc from "+t+" order by created_on, id limit $1 offset $2", limit, offset)
+		if err != nil {
+			return err
+		}
+		docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+		if err != nil {
+			return err
+		}
+		for _, d := range docs {
+			o, err := decode(k, d)
+			if err != nil {
+				return err
+			}
+			res.Items = append(res.Items, o)
+		}
+		return nil
+	})
+	return res, err
+}
+
+// Create stores a new object; see pools.CreateIn for the rules.
+func (s *Store) Create(ctx context.Context, o pools.Object) (pools.Object, error) {
+	var out pools.Object
+	err := s.write(ctx, func(t *txn) error {
+		var err error
+		out, _, err = pools.CreateIn(t, o, s.now())
+		return err
+	})
+	return out, err
+}
+
+// Replace overwrites an object; see pools.ReplaceIn for the rules.
+func (s *Store) Replace(ctx context.Context, o pools.Object, ifRevision int64) (pools.Object, error) {
+	var out pools.Object
+	err := s.write(ctx, func(t *txn) error {
+		var err error
+		out, _, err = pools.ReplaceIn(t, o, ifRevision, s.now())
+		return err
+	})
+	return out, err
+}
+
+// Delete removes an object; see pools.DeleteIn for the rules.
+func (s *Store) Delete(ctx context.Context, k pools.Kind, id string, ifRevision int64) error {
+	return s.write(ctx, func(t *txn) error {
+		_, err := pools.DeleteIn(t, k, id, ifRevision, s.now())
+		return err
+	})
+}
+
+func readAll[T any](ctx context.Context, tx pgx.Tx, k pools.Kind) ([]T, error) {
+	rows, err := tx.Query(ctx, "select doc from "+string(k)+" order by created_on, id")
+	if err != nil {
+		return nil, err
+	}
+	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(docs))
+	for _, d := range docs {
+		o, err := decode(k, d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *any(o).(*T))
+	}
+	return out, nil
+}
+
+// Config reads everything in one read-only REPEATABLE READ transaction.
+func (s *Store) Config(ctx context.Context) (*pools.Config, error) {
+	cfg := &pools.Config{}
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		var err error
+		if err = tx.QueryRow(ctx, "select revision from glb_revision").Scan(&cfg.Revision); err != nil {
+			return err
+		}
+		if cfg.Zones, err = readAll[pools.Zone](ctx, tx, pools.KindZone); err != nil {
+			return err
+		}
+		if cfg.Monitors, err = readAll[pools.Monitor](ctx, tx, pools.KindMonitor); err != nil {
+			return err
+		}
+		if cfg.Pools, err = readAll[pools.Pool](ctx, tx, pools.KindPool); err != nil {
+			return err
+		}
+		if cfg.LoadBalancers, err = readAll[pools.LoadBalancer](ctx, tx, pools.KindLoadBalancer); err != nil {
+			return err
+		}
+		cfg.Networks, err = readAll[pools.Network](ctx, tx, pools.KindNetwork)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// Revision is the global configuration revision.
+func (s *Store) Revision(ctx context.Context) (int64, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	var rev int64
+	err := s.pool.QueryRow(ctx, "select revision from glb_revision").Scan(&rev)
+	return rev, mapError(err)
+}
+
+// PublishHealth replaces this node's health view and notifies glb_health,
+// always: readers coalesce, and a missed state change costs more than a
+// redundant reload.
+func (s *Store) PublishHealth(ctx context.Context, h pools.NodeHealth) error {
+	if h.Node == "" {
+		return &pools.ValidationError{Errors: []pools.FieldError{{Path: "node", Message: "required"}}}
+	}
+	view, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	_, err = s.pool.Exec(ctx, `
+		with up as (
+			insert into node_health (node, region, published, view) values ($1, $2, $3, $4)
+			on conflict (node) do update set region = excluded.region, published = excluded.published, view = excluded.view
+			returning node)
+		select pg_notify('`+HealthChannel+`', node) from up`,
+		h.Node, h.Region, h.Published, view)
+	return mapError(err)
+}
+
+// HealthViews returns every node's latest view, ordered by node name.
+func (s *Store) HealthViews(ctx context.Context) ([]pools.NodeHealth, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	rows, err := s.pool.Query(ctx, "select view from node_health order by node")
+	if err != nil {
+		return nil, mapError(err)
+	}
+	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, mapError(err)
+	}
+	views := make([]pools.NodeHealth, 0, len(docs))
+	for _, d := range docs {
+		var h pools.NodeHealth
+		if err := json.Unmarshal(d, &h); err != nil {
+			return nil, fmt.Errorf("decode health view: %w", err)
+		}
+		views = append(views, h)
+	}
+	return views, nil
+}
