@@ -23,7 +23,7 @@ func newSite(t *testing.T, id string, h http.Handler, interval int) *site {
 	srv := serve(t, h)
 	host, port := addrOf(t, srv.URL)
 	m := monitor(pools.MonitorHTTP)
-	m.ID, m.Port, m.Interval, m.Timeout = "mon-"+id, port, interval, 10
+	m.ID, m.Port, m.Interval = "mon-"+id, port, interval
 	p := pools.DefaultPool()
 	p.ID, p.Name, p.Monitor = id, id, m.ID
 	o := pools.DefaultOrigin()

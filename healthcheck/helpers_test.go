@@ -19,12 +19,14 @@ import (
 const testUnit = 100 * time.Millisecond
 
 // monitor returns Cloudflare's default monitor of a type, as the API
-// would store it.
+// would store it, without retries and with a 5 s timeout (50 test units):
+// tests that are not about timeouts must not fail on a busy machine.
 func monitor(typ pools.MonitorType) pools.Monitor {
 	m := pools.DefaultMonitor()
 	m.ID = "mon-" + string(typ)
 	m.Type = typ
 	m.Retries = 0
+	m.Timeout = 50
 	return m
 }
 
