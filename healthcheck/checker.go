@@ -163,7 +163,7 @@ func (c *Checker) Update(cfg *pools.Config) {
 	}
 	for _, p := range c.pairs {
 		if p.done == nil {
-			c.start(p)
+			c.start(p, 0)
 		}
 	}
 	before := c.byPool
@@ -197,15 +197,16 @@ func (c *Checker) newPair(t *target) *pair {
 	return &pair{t: t, prober: newProber(t, c.opts.SourceAddr), th: newThreshold(t.up, t.down)}
 }
 
-// start runs p's goroutine when the Checker is running; c.mu is held.
-func (c *Checker) start(p *pair) {
+// start runs p's goroutine, first checking after delay, when the Checker
+// is running; c.mu is held.
+func (c *Checker) start(p *pair, delay time.Duration) {
 	if c.runCtx == nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(c.runCtx)
 	p.cancel, p.done = cancel, make(chan struct{})
 	c.wg.Add(1)
-	go c.loop(ctx, p)
+	go c.loop(ctx, p, delay)
 }
 
 // Run checks and publishes until ctx ends, then waits for every check to
@@ -218,7 +219,13 @@ func (c *Checker) Run(ctx context.Context) error {
 	}
 	c.runCtx = ctx
 	for _, p := range c.pairs {
-		c.start(p)
+		// A pair with a result from an earlier Run is not new: spread its
+		// next check over its interval rather than probe everything at once.
+		var delay time.Duration
+		if p.th.known {
+			delay = rand.N(p.t.interval)
+		}
+		c.start(p, delay)
 	}
 	c.mu.Unlock()
 
@@ -237,12 +244,12 @@ func (c *Checker) Run(ctx context.Context) error {
 // loop checks one pair on its interval. Each pair has its own goroutine
 // and timer, so a slow origin only ever delays itself; the semaphore
 // bounds how many probes are in flight at once.
-func (c *Checker) loop(ctx context.Context, p *pair) {
+func (c *Checker) loop(ctx context.Context, p *pair, delay time.Duration) {
 	defer c.wg.Done()
 	defer close(p.done)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	next := time.Now() // the first check runs at once
+	next := time.Now().Add(delay)
 	for {
 		if d := time.Until(next); d > 0 {
 			timer.Reset(d)

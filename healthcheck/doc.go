@@ -8,4 +8,20 @@
 // fixed cadence and at once on a state change. Combine folds the views of
 // all nodes into the agreed pools.Health: a majority of nodes within a
 // region, then a majority of the pool's check regions.
+//
+// Wiring, in outline:
+//
+//	c := healthcheck.New(healthcheck.Options{
+//		Node: node, Region: region, SourceAddr: checkSource,
+//		Publisher: store, Logger: log, Registerer: reg,
+//	})
+//	c.Update(cfg)       // and again on every configuration change
+//	go c.Run(ctx)
+//	// on <-c.Changes(), a store health notification, or a timer:
+//	views, _ := store.HealthViews(ctx)
+//	health := healthcheck.Combine(cfg, append(views, c.View()), time.Now())
+//
+// Passing this node's own View alongside the stored views makes its own
+// changes count before its next publication lands (the newer view of a
+// node wins).
 package healthcheck
