@@ -1,0 +1,41 @@
+// Package dnsserver is the authoritative DNS server of glb: UDP and TCP
+// listeners, the query handler and its metrics.
+//
+// Queries are read straight from the wire into a stack value and answered
+// from the published Snapshot into a reused buffer: one atomic load per
+// query, no lock, no allocation, no logging. Zones, names (with empty
+// non-terminals), SOA, NS, static records and every origin's A, AAAA or
+// CNAME record are packed once by Compile; a load balancer name is
+// answered by steering.Snapshot.Decide, and the answer copies the chosen
+// origins' records with the load balancer's TTL written in.
+//
+// Behaviour (SPEC §2 step 1 and step 8, RFC 1034, 2308, 6891, 7766, 7871,
+// 8482):
+//
+//   - outside the served zones, or class not IN: REFUSED without AA;
+//     AXFR and IXFR: REFUSED (zones are replicated through the store);
+//   - inside: AA; NXDOMAIN for a name that does not exist, NODATA for one
+//     without the type (empty non-terminals included), both with the SOA
+//     in authority at TTL min(SOA TTL, MINIMUM);
+//   - a CNAME answers every type and is followed while its target is a
+//     served name (load balancer names included), at most 8 hops;
+//   - ANY: one HINFO "RFC8482" (RFC 8482 §4.2);
+//   - before the first Publish: SERVFAIL, so that resolvers move on to
+//     another server at once and cache nothing;
+//   - opcodes other than QUERY: NOTIMP with only QR and the opcode set and
+//     every section empty; responses (QR=1) and runts are dropped;
+//     QDCOUNT ≠ 1 or a broken message: FORMERR;
+//   - EDNS: an OPT in the reply iff the query had one, version 0, payload
+//     1232, DO echoed, unknown options and flags dropped; version ≠ 0:
+//     BADVERS; two OPTs, an OPT not at the root or a bad option: FORMERR
+//     with an OPT;
+//   - UDP replies are limited to min(client payload, 1232), at least 512
+//     (512 without EDNS); one that does not fit is sent with TC and empty
+//     sections, so no partial RRset ever reaches a cache;
+//   - ECS is validated (family, source length, address length, bits beyond
+//     the prefix, scope 0) and echoed with the scope of the answer: the
+//     decision's Scope for a load balancer answer, 0 otherwise.
+//
+// Delegations below a zone apex are not served: NS records there are
+// answered as data, without a referral.
+package dnsserver

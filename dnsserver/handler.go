@@ -1,0 +1,319 @@
+package dnsserver
+
+import (
+	"bytes"
+	"encoding/binary"
+	"net/netip"
+	"time"
+
+	"github.com/glb-dns/glb/geodata"
+	"github.com/glb-dns/glb/steering"
+)
+
+// maxChain bounds how many CNAMEs one answer follows inside the served
+// zones: a loop configured by an operator ends here.
+const maxChain = 8
+
+// handle answers one raw query from src into out (whose capacity is
+// reused) and returns the reply, or nil to send nothing. It allocates
+// nothing on the answer path, takes no lock and logs nothing.
+func (s *Server) handle(msg []byte, src netip.Addr, tcp bool, out []byte) (reply []byte) {
+	start := time.Now()
+	var r request
+	if !r.parse(msg) {
+		s.metrics.dropped.Inc()
+		return nil
+	}
+	b := builder{buf: out[:0], r: &r, tcp: tcp}
+	defer func() {
+		if p := recover(); p != nil {
+			// Whatever slipped through is answered SERVFAIL and counted;
+			// the server carries on.
+			s.metrics.panics.Inc()
+			b = builder{buf: out[:0], r: &r, tcp: tcp}
+			b.start()
+			b.rcode = rcodeServFail
+			b.flags &^= flagAA
+			reply = b.finish()
+		}
+		s.metrics.query(r.qtype, b.rcode, b.truncated, time.Since(start))
+	}()
+	b.start()
+	if r.opcode != 0 {
+		// Only QUERY is served. The reply carries the opcode and QR and
+		// nothing else: no flag, no section, not even an OPT.
+		b.flags = flagQR | uint16(r.opcode)<<11
+		b.rcode = rcodeNotImp
+		b.noOPT = true
+		return b.finish()
+	}
+	if r.malformed || r.qd != 1 || r.optErr || r.ecsErr {
+		b.rcode = rcodeFormErr
+		if !r.malformed && r.qd == 1 {
+			b.question()
+		}
+		return b.finish()
+	}
+	b.question()
+	if r.opt && r.version != 0 {
+		b.rcode = rcodeBadVers
+		return b.finish()
+	}
+	lv := s.live.Load()
+	if lv == nil {
+		// Not ready: SERVFAIL makes resolvers try another server now and
+		// cache nothing for long, which REFUSED would not promise.
+		b.rcode = rcodeServFail
+		return b.finish()
+	}
+	z := lv.snap.findZone(r.name())
+	if z == nil || r.qclass != classIN {
+		b.rcode = rcodeRefused
+		return b.finish()
+	}
+	if r.qtype == typeAXFR || r.qtype == typeIXFR {
+		// Zones are replicated through the store, never by transfer.
+		b.rcode = rcodeRefused
+		return b.finish()
+	}
+	b.flags |= flagAA
+	s.answer(lv, z, &b, src)
+	return b.finish()
+}
+
+// findZone returns the longest served zone containing name (lower-case
+// wire form), nil if none: each suffix at a label boundary is a key.
+func (s *Snapshot) findZone(name []byte) *zone {
+	for off := 0; off < len(name); off += 1 + int(name[off]) {
+		if z := s.zones[string(name[off:])]; z != nil {
+			return z
+		}
+	}
+	return nil
+}
+
+// answer fills the sections for a query inside zone z, following CNAMEs
+// that lead to other served names.
+func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr) {
+	snap := lv.snap
+	name := b.r.name()
+	qtype := b.r.qtype
+	for range maxChain {
+		n := z.nodes[string(name)]
+		if n == nil {
+			b.rcode = rcodeNXDomain
+			b.authority(z.apex, z.negSOA)
+			return
+		}
+		if qtype == typeANY {
+			// RFC 8482: one synthesised HINFO instead of every RRset.
+			b.answer(n.name, z.hinfo)
+			return
+		}
+		var target []byte
+		if n.lb != nil && (qtype == typeA || qtype == typeAAAA || n.rrset(qtype) == nil) {
+			var ans steering.Answer
+			s.decide(lv, n, b, src, &ans)
+			if ans.N > 0 {
+				ttl := ans.TTL
+				for _, oi := range ans.Records() {
+					t := snap.origins[oi]
+					b.answerTTL(n.name, t, ttl)
+				}
+				if !ans.CNAME || qtype == typeCNAME {
+					return
+				}
+				target = snap.hosts[ans.Origins[0]]
+			} else if qtype == typeA || qtype == typeAAAA {
+				b.authority(z.apex, z.negSOA)
+				return
+			}
+		}
+		if target == nil {
+			if set := n.rrset(qtype); set != nil {
+				for _, t := range set.rrs {
+					b.answer(n.name, t)
+				}
+				return
+			}
+			c := n.rrset(typeCNAME)
+			if c == nil {
+				b.authority(z.apex, z.negSOA) // NODATA, empty non-terminals too
+				return
+			}
+			b.answer(n.name, c.rrs[0])
+			target = n.target
+		}
+		// Follow the CNAME when its target is served here too, so that a
+		// resolver needs no second query.
+		if z = snap.findZone(target); z == nil {
+			return
+		}
+		name = target
+	}
+}
+
+// decide runs the steering decision for a load balancer name.
+func (s *Server) decide(lv *live, n *node, b *builder, src netip.Addr, ans *steering.Answer) {
+	lb := n.lb
+	r := b.r
+	req := steering.Request{SourcePrefix: -1}
+	switch r.qtype {
+	case typeA:
+		req.Type = steering.QTypeA
+	case typeAAAA:
+		req.Type = steering.QTypeAAAA
+	default:
+		req.Type = steering.QTypeOther
+	}
+	client, ok := r.ecsPrefix()
+	if ok && lb.UseECS() {
+		req.Subnet, req.SourcePrefix = client, client.Bits()
+	} else {
+		src = src.Unmap()
+		client = netip.PrefixFrom(src, src.BitLen())
+		cut := 56
+		if src.Is4() {
+			cut = 24
+		}
+		req.Subnet, _ = src.Prefix(cut)
+	}
+	req.Client = geodata.Location{Prefix: -1}
+	if lv.snap.loc != nil && client.IsValid() {
+		req.Client = lv.snap.loc.Locate(client)
+	}
+	lv.snap.steer.Decide(lb, &req, steering.FastRand{}, ans, nil)
+	if ans.N > 0 {
+		b.scope = max(b.scope, ans.Scope)
+		lv.lbm[n.lbIdx].count(ans)
+	}
+}
+
+// builder writes a reply into a caller's buffer.
+type builder struct {
+	buf       []byte
+	r         *request
+	tcp       bool
+	flags     uint16
+	rcode     int
+	an, ns    uint16
+	qd        uint16
+	qend      int
+	scope     int
+	noOPT     bool
+	truncated bool
+}
+
+func (b *builder) start() {
+	b.buf = append(b.buf[:0], make([]byte, headerLen)...)
+	b.flags = flagQR | b.r.flags&(flagRD|flagCD)
+	b.qend = headerLen
+}
+
+func (b *builder) question() {
+	b.buf = append(b.buf, b.r.question...)
+	b.qd = 1
+	b.qend = len(b.buf)
+}
+
+// owner writes a name, as a pointer into the question when it is the
+// query name or one of its suffixes (the pointer keeps the asker's case).
+func (b *builder) owner(name []byte) {
+	r := b.r
+	if b.qd == 1 {
+		q := r.name()
+		if d := len(q) - len(name); d >= 0 && len(name) > 1 && bytes.Equal(q[d:], name) {
+			for off := 0; off <= d; off += 1 + int(q[off]) {
+				if off == d {
+					p := headerLen + d
+					b.buf = append(b.buf, 0xc0|byte(p>>8), byte(p))
+					return
+				}
+			}
+		}
+	}
+	b.buf = append(b.buf, name...)
+}
+
+func (b *builder) answer(owner, t []byte) {
+	b.owner(owner)
+	b.buf = append(b.buf, t...)
+	b.an++
+}
+
+func (b *builder) answerTTL(owner, t []byte, ttl uint32) {
+	b.owner(owner)
+	at := len(b.buf)
+	b.buf = append(b.buf, t...)
+	putTTL(b.buf[at:], ttl)
+	b.an++
+}
+
+func (b *builder) authority(owner, t []byte) {
+	b.owner(owner)
+	b.buf = append(b.buf, t...)
+	b.ns++
+}
+
+// finish writes the OPT record and the header, truncating a UDP reply
+// that does not fit the payload size the client offered.
+func (b *builder) finish() []byte {
+	r := b.r
+	opt := r.opt && !b.noOPT
+	echoECS := opt && r.ecs && !r.ecsErr && b.rcode != rcodeFormErr && b.rcode != rcodeBadVers
+	optLen := 0
+	if opt {
+		optLen = 11
+		if echoECS {
+			optLen += 8 + r.ecsBytes
+		}
+	}
+	limit := 65535
+	if !b.tcp {
+		limit = minUDPPayload
+		if r.opt {
+			limit = max(minUDPPayload, min(int(r.udpSize), maxUDPPayload))
+		}
+	}
+	if len(b.buf)+optLen > limit {
+		// No partial RRset: every section goes and TC tells the resolver
+		// to ask again over TCP.
+		b.buf = b.buf[:b.qend]
+		b.an, b.ns = 0, 0
+		b.flags |= flagTC
+		b.truncated = true
+	}
+	ar := uint16(0)
+	if opt {
+		ar = 1
+		var ttl uint32
+		ttl |= uint32(b.rcode>>4) << 24
+		if r.do {
+			ttl |= 0x8000
+		}
+		var h [11]byte
+		binary.BigEndian.PutUint16(h[1:], typeOPT)
+		binary.BigEndian.PutUint16(h[3:], maxUDPPayload)
+		binary.BigEndian.PutUint32(h[5:], ttl)
+		binary.BigEndian.PutUint16(h[9:], uint16(optLen-11))
+		b.buf = append(b.buf, h[:]...)
+		if echoECS {
+			var e [8]byte
+			binary.BigEndian.PutUint16(e[0:], optionECS)
+			binary.BigEndian.PutUint16(e[2:], uint16(4+r.ecsBytes))
+			binary.BigEndian.PutUint16(e[4:], r.ecsFam)
+			e[6] = r.ecsSrc
+			e[7] = uint8(min(b.scope, int(r.ecsSrc)))
+			b.buf = append(b.buf, e[:]...)
+			b.buf = append(b.buf, r.ecsAddr[:r.ecsBytes]...)
+		}
+	}
+	h := b.buf[:headerLen]
+	binary.BigEndian.PutUint16(h[0:], r.id)
+	binary.BigEndian.PutUint16(h[2:], b.flags|uint16(b.rcode&0xf))
+	binary.BigEndian.PutUint16(h[4:], b.qd)
+	binary.BigEndian.PutUint16(h[6:], b.an)
+	binary.BigEndian.PutUint16(h[8:], b.ns)
+	binary.BigEndian.PutUint16(h[10:], ar)
+	return b.buf
+}

@@ -1,0 +1,380 @@
+package dnsserver
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/net/netutil"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Addr is the UDP and TCP address, host:port; port 0 picks one (tests).
+	Addr string
+	// UDPSockets is the number of SO_REUSEPORT UDP sockets, each read by
+	// its own goroutine. Default GOMAXPROCS.
+	UDPSockets int
+	// UDPReadBuffer is the SO_RCVBUF asked for each UDP socket: bursts
+	// larger than the kernel default (about 270 queries) are otherwise
+	// dropped. Default 4 MiB; the kernel may cap it (net.core.rmem_max).
+	UDPReadBuffer int
+	// MaxTCPConns bounds concurrent TCP connections. Default 1024.
+	MaxTCPConns int
+	// TCPIdleTimeout closes a TCP connection with no query for that long
+	// (RFC 7766 §6.2.3: a few seconds). Default 5s.
+	TCPIdleTimeout time.Duration
+	// Registerer receives the metrics. Default: a private registry.
+	Registerer prometheus.Registerer
+	// Logger receives start, stop and publication events. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is an authoritative DNS server answering from the snapshot last
+// published. Queries are handled on the goroutine that read them, each
+// UDP socket and each TCP connection in turn: the handler never blocks.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
+	live    atomic.Pointer[live]
+
+	pubMu  sync.Mutex
+	bound  map[[2]string]bool // answers children of the live snapshot
+	boundL map[string]bool
+
+	udp  []*net.UDPConn
+	tcp  net.Listener
+	addr netip.AddrPort
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// live is a published snapshot with its metric children bound.
+type live struct {
+	snap *Snapshot
+	lbm  []lbMetrics
+}
+
+// New validates cfg and registers the metrics. Nothing listens until Start.
+func New(cfg Config) (*Server, error) {
+	if cfg.UDPSockets <= 0 {
+		cfg.UDPSockets = runtime.GOMAXPROCS(0)
+	}
+	if cfg.UDPReadBuffer <= 0 {
+		cfg.UDPReadBuffer = 4 << 20
+	}
+	if cfg.MaxTCPConns <= 0 {
+		cfg.MaxTCPConns = 1024
+	}
+	if cfg.TCPIdleTimeout <= 0 {
+		cfg.TCPIdleTimeout = 5 * time.Second
+	}
+	if cfg.Registerer == nil {
+		cfg.Registerer = prometheus.NewRegistry()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("dnsserver: metrics: %w", err)
+	}
+	return &Server{
+		cfg: cfg, log: cfg.Logger.With("component", "dns"), metrics: m,
+		bound: map[[2]string]bool{}, boundL: map[string]bool{}, conns: map[net.Conn]struct{}{},
+	}, nil
+}
+
+// Publish makes snap the one every following query reads.
+func (s *Server) Publish(snap *Snapshot) {
+	s.pubMu.Lock()
+	defer s.pubMu.Unlock()
+	m := s.metrics
+	lv := &live{snap: snap, lbm: make([]lbMetrics, len(snap.lbs))}
+	st := snap.steer
+	cfg := st.Config()
+	poolIdx := make(map[string]int32, len(cfg.Pools))
+	for i := range cfg.Pools {
+		poolIdx[st.PoolID(int32(i))] = int32(i)
+	}
+	bound, boundL := map[[2]string]bool{}, map[string]bool{}
+	for i := range cfg.LoadBalancers {
+		l := &cfg.LoadBalancers[i]
+		lb := st.LoadBalancerByID(l.ID)
+		if lb == nil {
+			continue
+		}
+		idx := -1
+		for j, x := range snap.lbs {
+			if x == lb {
+				idx = j
+			}
+		}
+		if idx < 0 {
+			continue
+		}
+		lm := &lv.lbm[idx]
+		seen := map[int32]bool{}
+		add := func(ids []string) {
+			for _, id := range ids {
+				p, ok := poolIdx[id]
+				if !ok || seen[p] {
+					continue
+				}
+				seen[p] = true
+				labels := [2]string{lb.Name(), st.PoolName(p)}
+				bound[labels] = true
+				lm.pools = append(lm.pools, poolCounter{pool: p, c: m.answers.WithLabelValues(labels[0], labels[1])})
+			}
+		}
+		add(l.DefaultPools)
+		add([]string{l.FallbackPool})
+		for _, ids := range l.RegionPools {
+			add(ids)
+		}
+		for _, ids := range l.CountryPools {
+			add(ids)
+		}
+		lm.other = m.answers.WithLabelValues(lb.Name(), "other")
+		bound[[2]string{lb.Name(), "other"}] = true
+		lm.fallback = m.fallback.WithLabelValues(lb.Name())
+		lm.failOpen = m.failOpen.WithLabelValues(lb.Name())
+		boundL[lb.Name()] = true
+	}
+	// A load balancer that was not compiled (none should be missing) still
+	// gets counters, so that counting never meets a nil.
+	for i := range lv.lbm {
+		if lv.lbm[i].other == nil {
+			name := snap.lbs[i].Name()
+			lv.lbm[i].other = m.answers.WithLabelValues(name, "other")
+			lv.lbm[i].fallback = m.fallback.WithLabelValues(name)
+			lv.lbm[i].failOpen = m.failOpen.WithLabelValues(name)
+			bound[[2]string{name, "other"}] = true
+			boundL[name] = true
+		}
+	}
+	s.live.Store(lv)
+	// Children of load balancers and pools that are gone are deleted, so
+	// that the label sets follow the configuration rather than grow.
+	for k := range s.bound {
+		if !bound[k] {
+			m.answers.DeleteLabelValues(k[0], k[1])
+		}
+	}
+	for k := range s.boundL {
+		if !boundL[k] {
+			m.fallback.DeleteLabelValues(k)
+			m.failOpen.DeleteLabelValues(k)
+		}
+	}
+	s.bound, s.boundL = bound, boundL
+	m.snapshots.Inc()
+	s.log.Info("dns snapshot published", "revision", st.Revision(), "zones", len(snap.zones), "load_balancers", len(snap.lbs))
+}
+
+// Addr is the bound address (UDP and TCP), valid after Start.
+func (s *Server) Addr() netip.AddrPort { return s.addr }
+
+// Start binds the UDP sockets and the TCP listener on one address and
+// starts serving. It returns once every socket is bound, so a query sent
+// after it returns is received.
+func (s *Server) Start(ctx context.Context) error {
+	ap, err := netip.ParseAddrPort(s.cfg.Addr)
+	if err != nil {
+		host, port, serr := net.SplitHostPort(s.cfg.Addr)
+		if serr != nil {
+			return fmt.Errorf("dnsserver: listen address %q: %w", s.cfg.Addr, err)
+		}
+		a, err := net.ResolveUDPAddr("udp", net.JoinHostPort(host, port))
+		if err != nil {
+			return fmt.Errorf("dnsserver: listen address %q: %w", s.cfg.Addr, err)
+		}
+		ap = a.AddrPort()
+	}
+	// With port 0 the first socket picks the port and the others join it;
+	// if another process holds that TCP port, try another.
+	var lastErr error
+	for range 8 {
+		if lastErr = s.bind(ctx, ap); lastErr == nil {
+			break
+		}
+		s.closeListeners()
+		if ap.Port() != 0 {
+			break
+		}
+	}
+	if lastErr != nil {
+		return fmt.Errorf("dnsserver: %w", lastErr)
+	}
+	for _, c := range s.udp {
+		s.wg.Add(1)
+		go s.serveUDP(c)
+	}
+	s.wg.Add(1)
+	go s.serveTCP(netutil.LimitListener(s.tcp, s.cfg.MaxTCPConns))
+	s.log.Info("dns listening", "addr", s.addr.String(), "udp_sockets", len(s.udp), "max_tcp_conns", s.cfg.MaxTCPConns)
+	return nil
+}
+
+func (s *Server) bind(ctx context.Context, ap netip.AddrPort) error {
+	lc := net.ListenConfig{Control: reusePort}
+	s.udp = nil
+	for i := range s.cfg.UDPSockets {
+		addr := ap
+		if i > 0 {
+			addr = s.addr
+		}
+		pc, err := lc.ListenPacket(ctx, "udp", addr.String())
+		if err != nil {
+			return fmt.Errorf("listen udp %s: %w", addr, err)
+		}
+		c := pc.(*net.UDPConn)
+		setReadBuffer(c, s.cfg.UDPReadBuffer)
+		s.udp = append(s.udp, c)
+		if i == 0 {
+			s.addr = c.LocalAddr().(*net.UDPAddr).AddrPort()
+		}
+	}
+	l, err := lc.Listen(ctx, "tcp", s.addr.String())
+	if err != nil {
+		return fmt.Errorf("listen tcp %s: %w", s.addr, err)
+	}
+	s.tcp = l
+	return nil
+}
+
+func (s *Server) closeListeners() {
+	for _, c := range s.udp {
+		_ = c.Close()
+	}
+	if s.tcp != nil {
+		_ = s.tcp.Close()
+	}
+}
+
+func (s *Server) serveUDP(c *net.UDPConn) {
+	defer s.wg.Done()
+	in := make([]byte, 65535)
+	out := make([]byte, 0, 65535)
+	for {
+		n, from, err := c.ReadFromUDPAddrPort(in)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		if reply := s.handle(in[:n], from.Addr(), false, out); reply != nil {
+			_, _ = c.WriteToUDPAddrPort(reply, from)
+		}
+	}
+}
+
+func (s *Server) serveTCP(l net.Listener) {
+	defer s.wg.Done()
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			time.Sleep(10 * time.Millisecond) // EMFILE and the like: do not spin
+			continue
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			_ = c.Close()
+			continue
+		}
+		s.conns[c] = struct{}{}
+		s.mu.Unlock()
+		s.metrics.tcpConns.Inc()
+		s.wg.Add(1)
+		go s.serveConn(c)
+	}
+}
+
+// serveConn answers the queries of one TCP connection in order (RFC 7766
+// §6.2.1.1 allows that; pipelined queries are read as they come).
+func (s *Server) serveConn(c net.Conn) {
+	defer func() {
+		_ = c.Close()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		s.metrics.tcpConns.Dec()
+		s.wg.Done()
+	}()
+	src := netip.Addr{}
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		src = a.AddrPort().Addr()
+	}
+	in := make([]byte, 65535)
+	out := make([]byte, 2, 65535+2)
+	var lenBuf [2]byte
+	for {
+		if err := c.SetReadDeadline(time.Now().Add(s.cfg.TCPIdleTimeout)); err != nil {
+			return
+		}
+		if _, err := io.ReadFull(c, lenBuf[:]); err != nil {
+			return
+		}
+		n := int(binary.BigEndian.Uint16(lenBuf[:]))
+		if _, err := io.ReadFull(c, in[:n]); err != nil {
+			return
+		}
+		reply := s.handle(in[:n], src, true, out[2:2])
+		if reply == nil {
+			continue
+		}
+		// One write for length and message. The reply was built in place
+		// after two reserved bytes, so the append copies it onto itself.
+		msg := append(out[:2], reply...)
+		binary.BigEndian.PutUint16(msg, uint16(len(reply)))
+		_ = c.SetWriteDeadline(time.Now().Add(s.cfg.TCPIdleTimeout))
+		if _, err := c.Write(msg); err != nil {
+			return
+		}
+	}
+}
+
+// Shutdown stops listening, lets each TCP connection finish the query it
+// is answering, and waits for every goroutine or ctx.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	s.closeListeners()
+	for c := range s.conns {
+		// Unblock the read; a reply being written still goes out.
+		_ = c.SetReadDeadline(time.Now())
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		s.log.Info("dns stopped")
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

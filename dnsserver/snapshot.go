@@ -1,0 +1,306 @@
+package dnsserver
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/miekg/dns"
+
+	"github.com/glb-dns/glb/geodata"
+	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/steering"
+)
+
+// Locator places a client. client is the ECS subnet, or the resolver's
+// address as a full-length prefix. geodata's Resolver, bound to the
+// operator networks of the configuration being compiled, is one.
+type Locator interface {
+	Locate(client netip.Prefix) geodata.Location
+}
+
+// Snapshot is the DNS side of a steering snapshot: every zone with its
+// names and records in wire form, ready to be copied into replies. It is
+// immutable once built; build one with Compile.
+type Snapshot struct {
+	steer *steering.Snapshot
+	loc   Locator
+	// zones by apex in lower-case wire form: a suffix of a query name in
+	// that form is itself a valid key, so finding the zone is re-slicing.
+	zones map[string]*zone
+	// origins[i] is origin i of steer as an A, AAAA or CNAME record tail
+	// (type, class, TTL, rdlength, rdata); the TTL is the load balancer's,
+	// written over it per answer.
+	origins [][]byte
+	// hosts[i] is the CNAME target of hostname origin i (wire, lower case).
+	hosts [][]byte
+	lbs   []*steering.LB // by node.lb index, for metrics
+}
+
+type zone struct {
+	apex   []byte
+	nodes  map[string]*node
+	soa    []byte // SOA tail with the zone TTL, for answers
+	negSOA []byte // SOA tail with min(TTL, minimum), for negative answers
+	hinfo  []byte // RFC 8482 HINFO tail
+}
+
+// node is one existing name: with records, a load balancer, or neither
+// (an empty non-terminal).
+type node struct {
+	name   []byte
+	rrsets []rrset
+	lb     *steering.LB
+	lbIdx  int
+	// target of the name's CNAME (wire, lower case), when it has one.
+	target []byte
+}
+
+type rrset struct {
+	typ uint16
+	rrs [][]byte // tails; the owner is the node's name
+}
+
+func (n *node) rrset(t uint16) *rrset {
+	for i := range n.rrsets {
+		if n.rrsets[i].typ == t {
+			return &n.rrsets[i]
+		}
+	}
+	return nil
+}
+
+// Steering returns the steering snapshot this one was compiled from.
+func (s *Snapshot) Steering() *steering.Snapshot { return s.steer }
+
+// Compile builds the DNS snapshot of a steering snapshot. loc may be nil:
+// every client is then of unknown location. It fails on a record that does
+// not parse or lies outside its zone; the caller keeps its last good one.
+func Compile(st *steering.Snapshot, loc Locator) (*Snapshot, error) {
+	s := &Snapshot{steer: st, loc: loc, zones: map[string]*zone{}}
+	cfg := st.Config()
+	byID := map[string]*zone{}
+	for i := range cfg.Zones {
+		z, err := compileZone(&cfg.Zones[i])
+		if err != nil {
+			return nil, fmt.Errorf("zone %s (%s): %w", cfg.Zones[i].ID, cfg.Zones[i].Name, err)
+		}
+		if _, dup := s.zones[string(z.apex)]; dup {
+			return nil, fmt.Errorf("zone %s: %s served twice", cfg.Zones[i].ID, cfg.Zones[i].Name)
+		}
+		s.zones[string(z.apex)] = z
+		byID[cfg.Zones[i].ID] = z
+	}
+	for _, lb := range st.LoadBalancers() {
+		z := byID[lb.ZoneID()]
+		if z == nil {
+			return nil, fmt.Errorf("load balancer %s: zone %s not served", lb.ID(), lb.ZoneID())
+		}
+		w, err := wireName(lb.Name())
+		if err != nil {
+			return nil, fmt.Errorf("load balancer %s: %w", lb.ID(), err)
+		}
+		n := z.add(w)
+		n.lb, n.lbIdx = lb, len(s.lbs)
+		s.lbs = append(s.lbs, lb)
+	}
+	s.origins = make([][]byte, st.NumOrigins())
+	s.hosts = make([][]byte, st.NumOrigins())
+	for i := range s.origins {
+		o := st.Origin(int32(i))
+		if o.IsHost() {
+			w, err := wireName(o.Host)
+			if err != nil {
+				return nil, fmt.Errorf("origin %s: %w", o.Name, err)
+			}
+			s.hosts[i] = w
+		}
+		var rr dns.RR
+		hdr := dns.RR_Header{Name: ".", Class: dns.ClassINET}
+		switch {
+		case o.IsHost():
+			hdr.Rrtype = dns.TypeCNAME
+			rr = &dns.CNAME{Hdr: hdr, Target: o.Host}
+		case o.Addr.Is4():
+			hdr.Rrtype = dns.TypeA
+			rr = &dns.A{Hdr: hdr, A: o.Addr.AsSlice()}
+		default:
+			hdr.Rrtype = dns.TypeAAAA
+			rr = &dns.AAAA{Hdr: hdr, AAAA: o.Addr.AsSlice()}
+		}
+		t, err := tail(rr)
+		if err != nil {
+			return nil, fmt.Errorf("origin %s: %w", o.Name, err)
+		}
+		s.origins[i] = t
+	}
+	return s, nil
+}
+
+// wireName is a name in lower-case, uncompressed wire form.
+func wireName(name string) ([]byte, error) {
+	fq := dns.Fqdn(strings.ToLower(name))
+	buf := make([]byte, 256)
+	n, err := dns.PackDomainName(fq, buf, 0, nil, false)
+	if err != nil {
+		return nil, fmt.Errorf("name %q: %w", name, err)
+	}
+	return buf[:n], nil
+}
+
+// tail packs rr (owner ".") and drops the one-byte root owner.
+func tail(rr dns.RR) ([]byte, error) {
+	buf := make([]byte, 65535)
+	n, err := dns.PackRR(rr, buf, 0, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), buf[1:n]...), nil
+}
+
+func compileZone(pz *pools.Zone) (*zone, error) {
+	apexName := pools.CanonicalName(pz.Name)
+	apex, err := wireName(apexName)
+	if err != nil {
+		return nil, err
+	}
+	z := &zone{apex: apex, nodes: map[string]*node{}}
+	z.add(apex)
+	fq := func(n string) string { return dns.Fqdn(strings.ToLower(n)) }
+	ttl := pz.TTL
+	mname := ""
+	if pz.SOA.MName != "" {
+		mname = fq(pz.SOA.MName)
+	} else if len(pz.Nameservers) > 0 {
+		mname = fq(pz.Nameservers[0])
+	} else {
+		mname = fq(apexName)
+	}
+	rname := "hostmaster." + fq(apexName)
+	if pz.SOA.RName != "" {
+		// An e-mail address is accepted for convenience: its @ is the
+		// first label boundary of the SOA RNAME.
+		rname = fq(strings.Replace(pz.SOA.RName, "@", ".", 1))
+	}
+	soa := &dns.SOA{
+		Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: ttl},
+		Ns:  mname, Mbox: rname, Serial: pz.Serial,
+		Refresh: pz.SOA.Refresh, Retry: pz.SOA.Retry, Expire: pz.SOA.Expire, Minttl: pz.SOA.Minimum,
+	}
+	if z.soa, err = tail(soa); err != nil {
+		return nil, fmt.Errorf("soa: %w", err)
+	}
+	// RFC 2308 §5: a negative answer is cached for min(SOA TTL, MINIMUM).
+	soa.Hdr.Ttl = min(ttl, pz.SOA.Minimum)
+	if z.negSOA, err = tail(soa); err != nil {
+		return nil, fmt.Errorf("soa: %w", err)
+	}
+	if z.hinfo, err = tail(&dns.HINFO{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeHINFO, Class: dns.ClassINET, Ttl: ttl}, Cpu: "RFC8482"}); err != nil {
+		return nil, err
+	}
+	apexNode := z.nodes[string(apex)]
+	apexNode.rrsets = append(apexNode.rrsets, rrset{typ: typeSOA, rrs: [][]byte{z.soa}})
+	var nsSet rrset
+	nsSet.typ = typeNS
+	for _, ns := range pz.Nameservers {
+		t, err := tail(&dns.NS{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: ttl}, Ns: fq(ns)})
+		if err != nil {
+			return nil, fmt.Errorf("nameserver %q: %w", ns, err)
+		}
+		nsSet.rrs = append(nsSet.rrs, t)
+	}
+	if len(nsSet.rrs) > 0 {
+		apexNode.rrsets = append(apexNode.rrsets, nsSet)
+	}
+	for i, r := range pz.Records {
+		name := pools.CanonicalName(r.Name)
+		if !pools.InZone(name, apexName) {
+			return nil, fmt.Errorf("record %d: %s is outside the zone", i, r.Name)
+		}
+		rttl := r.TTL
+		if rttl == 0 {
+			rttl = ttl
+		}
+		rr, err := dns.NewRR(fq(name) + " " + strconv.FormatUint(uint64(rttl), 10) + " IN " + strings.ToUpper(r.Type) + " " + r.Content)
+		if err != nil || rr == nil {
+			return nil, fmt.Errorf("record %d (%s %s %q): %v", i, r.Name, r.Type, r.Content, err)
+		}
+		typ := rr.Header().Rrtype
+		if typ == dns.TypeSOA {
+			return nil, fmt.Errorf("record %d: the SOA comes from the zone's soa field", i)
+		}
+		rr.Header().Name = "."
+		t, err := tail(rr)
+		if err != nil {
+			return nil, fmt.Errorf("record %d: %w", i, err)
+		}
+		w, err := wireName(name)
+		if err != nil {
+			return nil, err
+		}
+		n := z.add(w)
+		if c, ok := rr.(*dns.CNAME); ok {
+			if n.target, err = wireName(c.Target); err != nil {
+				return nil, fmt.Errorf("record %d: %w", i, err)
+			}
+		}
+		if set := n.rrset(typ); set != nil {
+			set.rrs = append(set.rrs, t)
+		} else {
+			n.rrsets = append(n.rrsets, rrset{typ: typ, rrs: [][]byte{t}})
+		}
+	}
+	for _, n := range z.nodes {
+		if n.rrset(typeCNAME) != nil && (len(n.rrsets) > 1 || n.lb != nil) {
+			return nil, fmt.Errorf("%s: a CNAME cannot share its name with other records", wireString(n.name))
+		}
+	}
+	return z, nil
+}
+
+// add returns the node of name (wire, lower case, inside z), creating it
+// and every empty non-terminal between it and the apex.
+func (z *zone) add(name []byte) *node {
+	if n := z.nodes[string(name)]; n != nil {
+		return n
+	}
+	n := &node{name: name}
+	z.nodes[string(name)] = n
+	if len(name) > len(z.apex) {
+		z.add(name[1+int(name[0]):])
+	}
+	return n
+}
+
+// wireString renders a wire name for error messages.
+func wireString(w []byte) string {
+	var b strings.Builder
+	for len(w) > 1 {
+		l := int(w[0])
+		b.Write(w[1 : 1+l])
+		b.WriteByte('.')
+		w = w[1+l:]
+	}
+	if b.Len() == 0 {
+		return "."
+	}
+	return b.String()
+}
+
+// ttlOffset is where the TTL sits in a record tail.
+const ttlOffset = 4
+
+func putTTL(t []byte, ttl uint32) { binary.BigEndian.PutUint32(t[ttlOffset:], ttl) }
+
+// GeoLocator locates clients with a GeoIP resolver (nil: none) and the
+// operator networks of the configuration being compiled.
+type GeoLocator struct {
+	Resolver *geodata.Resolver
+	Networks *geodata.Networks
+}
+
+func (g GeoLocator) Locate(client netip.Prefix) geodata.Location {
+	return g.Resolver.Resolve(client, g.Networks)
+}
