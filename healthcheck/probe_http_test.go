@@ -314,3 +314,12 @@ func TestHTTPHostnameOrigin(t *testing.T) {
 		t.Errorf("Host %q, want the origin's hostname", host)
 	}
 }
+
+func TestHTTPSAgainstPlainHTTP(t *testing.T) {
+	t.Parallel()
+	srv := serve(t, &sequence{codes: []int{200}})
+	r := probeOnce(t, targetFor(t, srv.URL, monitor(pools.MonitorHTTPS), pools.Origin{}), none)
+	if r.healthy || r.reason != "http: server gave HTTP response to HTTPS client" {
+		t.Errorf("healthy=%v reason=%q, want the short cause without the URL", r.healthy, r.reason)
+	}
+}
