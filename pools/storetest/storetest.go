@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"ZoneSerial", testSerial},
 		{"ZoneRenameKeepsLoadBalancersInside", testZoneRename},
 		{"Health", testHealth},
+		{"ConcurrentWritersSerialise", testConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -678,5 +680,34 @@ func testHealth(t *testing.T, s pools.Store) {
 	}
 	if err := s.PublishHealth(c, pools.NodeHealth{}); err == nil {
 		t.Error("health view without a node name accepted")
+	}
+}
+
+// Writers racing for one name: exactly one wins, the others get the same
+// validation error a lone writer would, and every success is one revision.
+func testConcurrent(t *testing.T, s pools.Store) {
+	c := ctx(t)
+	const writers = 8
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Go(func() {
+			_, errs[i] = s.Create(c, Zone("race.example.com"))
+		})
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		if err == nil {
+			won++
+			continue
+		}
+		wantPaths(t, err, "name")
+	}
+	if won != 1 {
+		t.Errorf("%d writers created the same zone name, want 1", won)
+	}
+	if rev, err := s.Revision(c); err != nil || rev != 1 {
+		t.Errorf("revision after the race = %d (%v), want 1", rev, err)
 	}
 }
