@@ -45,10 +45,12 @@ type DatabaseInfo struct {
 // database released.
 var mappedDatabases atomic.Int64
 
-// openDatabase maps and checks a MaxMind-format City or Country database.
-// The whole file is verified up front because lookups decode it with the
-// low-level cursor API, which trusts the structure it walks.
-func openDatabase(path string) (*database, error) {
+// openDatabase maps and checks a MaxMind-format City or Country database:
+// its type, its metadata and search tree size, and the records of a spread
+// of probe addresses. verify adds maxminddb's full verification of every
+// record (for GeoLite2 City: about 20 s and gigabytes of garbage), for
+// files from sources less trusted than the operator's own download.
+func openDatabase(path string, verify bool) (*database, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -69,7 +71,7 @@ func openDatabase(path string) (*database, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	db, err := newDatabase(path, info, buf)
+	db, err := newDatabase(path, info, buf, verify)
 	if err != nil {
 		unmapFile(buf)
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -82,7 +84,7 @@ func openDatabase(path string) (*database, error) {
 	return db, nil
 }
 
-func newDatabase(path string, info os.FileInfo, buf []byte) (*database, error) {
+func newDatabase(path string, info os.FileInfo, buf []byte, verify bool) (*database, error) {
 	// geoip2 knows which database types carry country records (GeoIP2 and
 	// GeoLite2 City and Country, DB-IP's compatible editions): anything
 	// else, such as an ASN database, is refused here rather than answering
@@ -101,8 +103,10 @@ func newDatabase(path string, info os.FileInfo, buf []byte) (*database, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Verify(); err != nil {
-		return nil, fmt.Errorf("verify: %w", err)
+	if verify {
+		if err := r.Verify(); err != nil {
+			return nil, fmt.Errorf("verify: %w", err)
+		}
 	}
 	md := r.Metadata
 	start := md.NodeCount*(md.RecordSize/4) + 16 // search tree, separator
@@ -110,7 +114,7 @@ func newDatabase(path string, info os.FileInfo, buf []byte) (*database, error) {
 	if end < 0 || uint(end) < start {
 		return nil, errors.New("data section not found")
 	}
-	return &database{
+	db := &database{
 		path:     path,
 		info:     info,
 		kind:     md.DatabaseType,
@@ -118,7 +122,48 @@ func newDatabase(path string, info os.FileInfo, buf []byte) (*database, error) {
 		reader:   r,
 		data:     mmdbdata.NewDecoder(buf[start:end], 0),
 		ipv4Only: md.IPVersion == 4,
-	}, nil
+	}
+	if err := db.probe(); err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
+// probe looks up addresses spread over the IPv4 space and the IPv6 global
+// unicast space and decodes their records as lookups will: a file that is
+// corrupt where clients are is refused before it replaces a good one.
+func (db *database) probe() error {
+	check := func(a netip.Addr) error {
+		if db.ipv4Only && !a.Is4() {
+			return nil
+		}
+		res := db.reader.Lookup(a)
+		if err := res.Err(); err != nil {
+			return fmt.Errorf("lookup %s: %w", a, err)
+		}
+		if !res.Found() {
+			return nil
+		}
+		var rec geoRecord
+		if err := decodeRecord(db.data.CursorAt(uint(res.Offset())), &rec); err != nil {
+			return fmt.Errorf("record of %s: %w", a, err)
+		}
+		return nil
+	}
+	for i := range 512 {
+		v := uint32(i)<<23 | 0x10101
+		if err := check(netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})); err != nil {
+			return err
+		}
+	}
+	for i := range 256 {
+		var b [16]byte
+		b[0], b[1], b[2], b[15] = 0x20|byte(i>>5), byte(i<<3), 0x10, 1
+		if err := check(netip.AddrFrom16(b)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (db *database) describe() DatabaseInfo {
@@ -172,7 +217,7 @@ func decodeRecord(c mmdbdata.Cursor, out *geoRecord) error {
 		return err
 	}
 	var sub []byte
-	var registered *country
+	var registered mmdbdata.Cursor
 	cur := m.First()
 	for range m.Len() {
 		key, v, err := cur.ReadMapKey()
@@ -187,11 +232,7 @@ func decodeRecord(c mmdbdata.Cursor, out *geoRecord) error {
 			}
 			out.country = countryOf(code)
 		case "registered_country":
-			code, err := stringField(v, "iso_code")
-			if err != nil {
-				return err
-			}
-			registered = countryOf(code)
+			registered = v // read only if there is no country
 		case "continent":
 			code, err := stringField(v, "code")
 			if err != nil {
@@ -211,10 +252,14 @@ func decodeRecord(c mmdbdata.Cursor, out *geoRecord) error {
 			return err
 		}
 	}
-	if out.country == nil {
+	if out.country == nil && registered != (mmdbdata.Cursor{}) {
 		// Some networks (anycast, satellite) carry only the country that
 		// registered them; it is still the best guess for steering.
-		out.country = registered
+		code, err := stringField(registered, "iso_code")
+		if err != nil {
+			return err
+		}
+		out.country = countryOf(code)
 	}
 	if out.country != nil && sub != nil {
 		out.sub = out.country.internSub(sub)

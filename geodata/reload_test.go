@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/oschwald/maxminddb-golang/v2"
 )
 
 // twoVersions are two databases that disagree about 1.2.3.4, so that a
@@ -136,7 +138,15 @@ func TestBadFileRejectedOldKept(t *testing.T) {
 				b[i] = 0xff
 			}
 			writeBytes(t, path, b)
-		}, "verify"},
+		}, "search tree is corrupt"},
+		{"corrupt records", func(t *testing.T) {
+			b := append([]byte(nil), valid...)
+			start := dataSectionStart(t, valid)
+			for i := start; i < start+256 && i < len(b); i++ {
+				b[i] = 0xff
+			}
+			writeBytes(t, path, b)
+		}, "record of"},
 		{"ASN database", func(t *testing.T) {
 			writeDB(t, path, "GeoLite2-ASN", []testNet{{cidr: "1.2.0.0/16", country: "US"}})
 		}, "does not support the GeoLite2-ASN database"},
@@ -168,6 +178,40 @@ func TestBadFileRejectedOldKept(t *testing.T) {
 	}
 	if _, err := NewResolver(Config{Path: path, Logger: discardLogger()}); err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("NewResolver on a missing file: %v, want an error naming it", err)
+	}
+}
+
+// dataSectionStart is the offset of the first record in a database file.
+func dataSectionStart(t *testing.T, file []byte) int {
+	t.Helper()
+	r, err := maxminddb.OpenBytes(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(r.Metadata.NodeCount*r.Metadata.RecordSize/4) + 16
+}
+
+func TestVerifyOption(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "city.mmdb")
+	writeDB(t, path, "GeoIP2-City", cityNets)
+	r, err := NewResolver(Config{Path: path, Verify: true, PollInterval: -1, Logger: discardLogger()})
+	if err != nil {
+		t.Fatalf("a good database failed full verification: %v", err)
+	}
+	valid, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Full verification runs before the probes and names itself.
+	b := append([]byte(nil), valid...)
+	b[dataSectionStart(t, valid)] = 0xff
+	writeBytes(t, path, b)
+	if err := r.Reload(); err == nil || !strings.Contains(err.Error(), "verify") {
+		t.Errorf("Reload with Verify on a corrupt file: %v, want a verify error", err)
+	}
+	if got := r.ResolveAddr(addr("1.2.3.4"), nil); got.Country != "US" {
+		t.Errorf("after the rejected reload: %+v", got)
 	}
 }
 
