@@ -333,3 +333,5 @@ func exchangeNet(t testing.TB, addr netip.AddrPort, c *tcase) (*dns.Msg, *dns.Ms
 	}
 	return q, r
 }
+
+var netipLoopback = netip.MustParseAddr("127.0.0.1")
