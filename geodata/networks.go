@@ -85,12 +85,20 @@ func NewNetworks(list []pools.Network) (*Networks, error) {
 
 // insertPieces inserts p minus every more specific network inside it.
 func (n *Networks) insertPieces(all *bart.Table[*network], p netip.Prefix, e *network) {
-	var b netipx.IPSetBuilder
-	b.AddPrefix(p)
+	var b *netipx.IPSetBuilder
 	for sub := range all.Subnets(p) {
-		if sub != p {
-			b.RemovePrefix(sub)
+		if sub == p {
+			continue
 		}
+		if b == nil {
+			b = new(netipx.IPSetBuilder)
+			b.AddPrefix(p)
+		}
+		b.RemovePrefix(sub)
+	}
+	if b == nil { // nothing inside: the network is one piece
+		n.table.Insert(p, cell{net: e, bits: p.Bits()})
+		return
 	}
 	set, err := b.IPSet()
 	if err != nil {

@@ -17,6 +17,9 @@ var unknown = Location{Prefix: -1}
 // it), capped at the subnet's length: the ECS scope the answer may claim,
 // since every address in that prefix resolves alike.
 //
+// An ECS option with source prefix 0 (the client opted out, RFC 7871 §7.1.2)
+// is not a location: locate the resolver's address instead.
+//
 // The networks come from the configuration snapshot of the query (nil for
 // none); the database is the one the Resolver holds now. A nil Resolver
 // has no database. It does not allocate.
