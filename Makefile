@@ -20,7 +20,9 @@ vet:
 test: vet
 	$(GO) test -race -count=1 $(PKGS)
 
+# The geodata benchmark reads the free GeoLite2 City database; fetch it once.
 bench:
+	@test -f geodata/data/GeoLite2-City.mmdb || scripts/fetch-geodata.sh
 	$(GO) test -run '^$$' -bench . -benchmem ./steering/ ./geodata/ ./dnsserver/
 
 fmt:
