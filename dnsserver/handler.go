@@ -14,26 +14,45 @@ import (
 // zones: a loop configured by an operator ends here.
 const maxChain = 8
 
-// handle answers one raw query from src into out (whose capacity is
-// reused) and returns the reply, or nil to send nothing. It allocates
-// nothing on the answer path, takes no lock and logs nothing.
-func (s *Server) handle(msg []byte, src netip.Addr, tcp bool, out []byte) (reply []byte) {
+// worker holds what one reading goroutine (a UDP socket, a TCP
+// connection) reuses from query to query, so that nothing is allocated
+// per query.
+type worker struct {
+	r   request
+	b   builder
+	out []byte
+}
+
+func newWorker() *worker { return &worker{out: make([]byte, 0, 65535)} }
+
+// handle answers one raw query from src and returns the reply, or nil to
+// send nothing. It is a convenience for tests; servers reuse a worker.
+func (s *Server) handle(msg []byte, src netip.Addr, tcp bool, out []byte) []byte {
+	w := &worker{out: out}
+	return w.handle(s, msg, src, tcp)
+}
+
+// handle answers one raw query from src into the worker's buffer and
+// returns the reply, or nil to send nothing. It allocates nothing on the
+// answer path, takes no lock and logs nothing.
+func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply []byte) {
 	start := time.Now()
-	var r request
+	w.r = request{}
+	r := &w.r
 	if !r.parse(msg) {
 		s.metrics.dropped.Inc()
 		return nil
 	}
-	b := builder{buf: out[:0], r: &r, tcp: tcp}
+	w.b = builder{buf: w.out[:0], r: r, tcp: tcp}
+	b := &w.b
 	defer func() {
 		if p := recover(); p != nil {
 			// Whatever slipped through is answered SERVFAIL and counted;
 			// the server carries on.
 			s.metrics.panics.Inc()
-			b = builder{buf: out[:0], r: &r, tcp: tcp}
+			*b = builder{buf: w.out[:0], r: r, tcp: tcp}
 			b.start()
 			b.rcode = rcodeServFail
-			b.flags &^= flagAA
 			reply = b.finish()
 		}
 		s.metrics.query(r.qtype, b.rcode, b.truncated, time.Since(start))
@@ -77,7 +96,7 @@ func (s *Server) handle(msg []byte, src netip.Addr, tcp bool, out []byte) (reply
 		return b.finish()
 	}
 	b.flags |= flagAA
-	s.answer(lv, z, &b, src)
+	s.answer(lv, z, b, src)
 	return b.finish()
 }
 

@@ -4,12 +4,16 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/glb-dns/glb/geodata"
+	"github.com/glb-dns/glb/steering"
 )
 
 // rawQuery packs a query for ns1 A with an OPT record whose rdata is opts
@@ -270,4 +274,35 @@ func TestNotReady(t *testing.T) {
 	if r.Rcode != dns.RcodeServerFailure || r.Authoritative {
 		t.Errorf("rcode %s aa %v, want SERVFAIL without AA", dns.RcodeToString[r.Rcode], r.Authoritative)
 	}
+}
+
+type panicLocator struct{}
+
+func (panicLocator) Locate(netip.Prefix) geodata.Location { panic("locator bug") }
+
+// TestPanicRecovered: a panic below the handler is answered SERVFAIL and
+// counted; the server keeps answering.
+func TestPanicRecovered(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t, prometheus.NewRegistry())
+	st, err := steering.Compile(testConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := Compile(st, panicLocator{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Publish(snap)
+	c := tcase{qname: "lb-geo.glb.example.com.", qtype: dns.TypeA, ecs: "198.51.100.0/24"}
+	_, r := exchangeProc(t, s, &c)
+	if r.Rcode != dns.RcodeServerFailure || r.Authoritative || len(r.Answer) != 0 {
+		t.Errorf("reply %v, want SERVFAIL without AA", r)
+	}
+	if got := testutil.ToFloat64(s.metrics.panics); got != 1 {
+		t.Errorf("panics %v, want 1", got)
+	}
+	c = tcase{qname: "ns1.glb.example.com.", qtype: dns.TypeA, flags: "qr aa", answer: []string{"ns1.glb.example.com. 300 IN A 192.0.2.53"}}
+	q, r := exchangeProc(t, s, &c)
+	c.check(t, q, r)
 }

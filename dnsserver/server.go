@@ -269,7 +269,7 @@ func (s *Server) closeListeners() {
 func (s *Server) serveUDP(c *net.UDPConn) {
 	defer s.wg.Done()
 	in := make([]byte, 65535)
-	out := make([]byte, 0, 65535)
+	w := newWorker()
 	for {
 		n, from, err := c.ReadFromUDPAddrPort(in)
 		if err != nil {
@@ -278,7 +278,7 @@ func (s *Server) serveUDP(c *net.UDPConn) {
 			}
 			continue
 		}
-		if reply := s.handle(in[:n], from.Addr(), false, out); reply != nil {
+		if reply := w.handle(s, in[:n], from.Addr(), false); reply != nil {
 			_, _ = c.WriteToUDPAddrPort(reply, from)
 		}
 	}
@@ -330,6 +330,7 @@ func (s *Server) serveConn(c net.Conn) {
 	}
 	in := make([]byte, 65535)
 	out := make([]byte, 2, 65535+2)
+	w := &worker{out: out[2:2]}
 	var lenBuf [2]byte
 	for {
 		if err := c.SetReadDeadline(time.Now().Add(s.cfg.TCPIdleTimeout)); err != nil {
@@ -342,7 +343,7 @@ func (s *Server) serveConn(c net.Conn) {
 		if _, err := io.ReadFull(c, in[:n]); err != nil {
 			return
 		}
-		reply := s.handle(in[:n], src, true, out[2:2])
+		reply := w.handle(s, in[:n], src, true)
 		if reply == nil {
 			continue
 		}

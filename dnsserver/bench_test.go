@@ -1,0 +1,55 @@
+package dnsserver
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+func benchQuery(t testing.TB, name string, ecs string) []byte {
+	c := tcase{qname: name, qtype: dns.TypeA, ecs: ecs, edns: true}
+	wire, err := c.msg().Pack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wire
+}
+
+// TestHandlerAllocatesNothing: the whole answer path, parse to packed
+// reply, for a static name and a geo + zonal affinity + ECS load balancer.
+func TestHandlerAllocatesNothing(t *testing.T) {
+	s := newTestServer(t, prometheus.NewRegistry())
+	w := newWorker()
+	src := netip.MustParseAddr("127.0.0.1")
+	for _, q := range [][]byte{
+		benchQuery(t, "ns1.glb.example.com.", ""),
+		benchQuery(t, "lb-geo.glb.example.com.", "198.51.100.0/24"),
+		benchQuery(t, "www.glb.example.com.", "203.0.113.0/24"),
+	} {
+		if n := testing.AllocsPerRun(1000, func() { w.handle(s, q, src, false) }); n != 0 {
+			t.Errorf("%.1f allocations per query, want 0", n)
+		}
+	}
+}
+
+func BenchmarkHandler(b *testing.B) {
+	s := newTestServer(b, prometheus.NewRegistry())
+	src := netip.MustParseAddr("127.0.0.1")
+	for _, bc := range []struct{ name, qname, ecs string }{
+		{"static", "ns1.glb.example.com.", ""},
+		{"lb-geo-zonal-ecs", "lb-geo.glb.example.com.", "198.51.100.0/24"},
+	} {
+		q := benchQuery(b, bc.qname, bc.ecs)
+		b.Run(bc.name, func(b *testing.B) {
+			w := newWorker()
+			b.ReportAllocs()
+			for b.Loop() {
+				if w.handle(s, q, src, false) == nil {
+					b.Fatal("no reply")
+				}
+			}
+		})
+	}
+}
