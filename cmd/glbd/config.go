@@ -1,0 +1,137 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// Config is the whole process configuration. Each field is a flag and a
+// GLB_* environment variable (the flag wins); defaults are in the comments.
+// Everything dynamic (zones, pools, ...) goes through the API instead.
+type Config struct {
+	// DNSListen is the UDP and TCP address of the DNS server.
+	// Default 127.0.0.1:5353.
+	DNSListen string
+	// APIListen is the address of the REST API, /healthz, /readyz and
+	// /metrics. Default 127.0.0.1:8080.
+	APIListen string
+	// DatabaseURL is a PostgreSQL URL; empty runs on the embedded store in
+	// DataDir (one node).
+	DatabaseURL string
+	// DataDir holds the embedded store and the last good snapshot.
+	// Default ./data.
+	DataDir string
+	// GeoIPDB is the path of a MaxMind-format City or Country database;
+	// empty locates clients by operator networks only.
+	GeoIPDB string
+	// APIToken is the bearer token of the API; required when APIListen is
+	// not a loopback address.
+	APIToken string
+	// Node names this node in health views. Default: the hostname.
+	Node string
+	// Region is this node's region code (WNAM, WEU, ...) in health views.
+	Region string
+	// CheckSource is the local address health checks are sent from.
+	CheckSource string
+	// Migrate applies the database migrations at start. Default true.
+	Migrate bool
+	// LogLevel is debug, info, warn or error. Default info.
+	LogLevel string
+}
+
+// parseConfig reads flags (args) over environment variables (env).
+func parseConfig(name string, args []string, env func(string) string, out io.Writer) (*Config, error) {
+	host, _ := os.Hostname()
+	c := &Config{}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	str := func(p *string, flagName, def, usage string) {
+		v := def
+		if e := env(envName(flagName)); e != "" {
+			v = e
+		}
+		fs.StringVar(p, flagName, v, usage+" (env "+envName(flagName)+")")
+	}
+	str(&c.DNSListen, "dns-listen", "127.0.0.1:5353", "DNS listen address, UDP and TCP")
+	str(&c.APIListen, "api-listen", "127.0.0.1:8080", "REST API listen address")
+	str(&c.DatabaseURL, "database-url", "", "PostgreSQL URL; empty = embedded store in --data-dir")
+	str(&c.DataDir, "data-dir", "./data", "directory for the embedded store and the last good snapshot")
+	str(&c.GeoIPDB, "geoip-db", "", "MaxMind-format City or Country database")
+	str(&c.APIToken, "api-token", "", "API bearer token; required when the API listens beyond loopback")
+	str(&c.Node, "node", host, "node name in health views")
+	str(&c.Region, "region", "", "this node's region code, e.g. WEU")
+	str(&c.CheckSource, "check-source", "", "local address health checks are sent from")
+	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	migrate := true
+	if e := env(envName("migrate")); e != "" {
+		b, err := strconv.ParseBool(e)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", envName("migrate"), err)
+		}
+		migrate = b
+	}
+	fs.BoolVar(&c.Migrate, "migrate", migrate, "apply database migrations at start (env GLB_MIGRATE)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	return c, c.validate()
+}
+
+func envName(flagName string) string {
+	return "GLB_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// validate reports every problem at once, like the API does.
+func (c *Config) validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.DNSListen); err != nil {
+		errs = append(errs, fmt.Errorf("--dns-listen %q: %w", c.DNSListen, err))
+	}
+	if host, _, err := net.SplitHostPort(c.APIListen); err != nil {
+		errs = append(errs, fmt.Errorf("--api-listen %q: %w", c.APIListen, err))
+	} else if c.APIToken == "" && !isLoopback(host) {
+		errs = append(errs, fmt.Errorf("--api-listen %s is not a loopback address: set --api-token (GLB_API_TOKEN) so the API is not open to the network", c.APIListen))
+	}
+	if c.Region != "" && !pools.IsRegion(c.Region) {
+		errs = append(errs, fmt.Errorf("--region %q: not one of %s", c.Region, strings.Join(pools.Regions, ", ")))
+	}
+	if c.CheckSource != "" {
+		if _, err := netip.ParseAddr(c.CheckSource); err != nil {
+			errs = append(errs, fmt.Errorf("--check-source %q: not an IP address", c.CheckSource))
+		}
+	}
+	if c.Node == "" {
+		errs = append(errs, errors.New("--node: empty, and the hostname is unknown"))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("--data-dir: required"))
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		errs = append(errs, fmt.Errorf("--log-level %q: %w", c.LogLevel, err))
+	}
+	return errors.Join(errs...)
+}
+
+// isLoopback: "localhost", 127.0.0.0/8 and ::1. An empty host (all
+// addresses) is not loopback.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}

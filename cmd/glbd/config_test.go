@@ -1,0 +1,55 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestConfigDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := parseConfig("glbd", nil, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DNSListen != "127.0.0.1:5353" || c.APIListen != "127.0.0.1:8080" || c.DataDir != "./data" ||
+		c.DatabaseURL != "" || !c.Migrate || c.Node == "" {
+		t.Errorf("defaults: %+v", c)
+	}
+}
+
+func TestConfigFlagsOverEnvironment(t *testing.T) {
+	t.Parallel()
+	c, err := parseConfig("glbd", []string{"--region", "WEU"}, env(map[string]string{
+		"GLB_REGION": "ENAM", "GLB_NODE": "n1", "GLB_MIGRATE": "false", "GLB_DNS_LISTEN": "127.0.0.2:53",
+	}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Region != "WEU" || c.Node != "n1" || c.Migrate || c.DNSListen != "127.0.0.2:53" {
+		t.Errorf("got %+v", c)
+	}
+}
+
+// TestConfigRefusesOpenAPIWithoutToken: an API beyond loopback needs a
+// token, and every bad setting is reported at once.
+func TestConfigRefusesOpenAPIWithoutToken(t *testing.T) {
+	t.Parallel()
+	_, err := parseConfig("glbd", []string{"--api-listen", "0.0.0.0:8080", "--region", "MARS", "--check-source", "x"}, env(nil), io.Discard)
+	if err == nil {
+		t.Fatal("accepted an API on 0.0.0.0 without a token")
+	}
+	for _, want := range []string{"--api-token", "--region", "--check-source"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+	if _, err := parseConfig("glbd", []string{"--api-listen", "0.0.0.0:8080", "--api-token", "s3cret"}, env(nil), io.Discard); err != nil {
+		t.Errorf("with a token: %v", err)
+	}
+	if _, err := parseConfig("glbd", []string{"--api-listen", "[::1]:8080"}, env(nil), io.Discard); err != nil {
+		t.Errorf("IPv6 loopback without a token: %v", err)
+	}
+}

@@ -1,0 +1,200 @@
+// Command glbd is glb's node: an authoritative DNS server answering
+// load-balanced names, the REST API that edits them, and the health checks
+// that watch every origin.
+//
+//	glbd [serve] [flags]   serve DNS and the API (the default)
+//	glbd migrate [flags]   apply the PostgreSQL migrations and exit
+//	glbd version           print the version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/geodata"
+	"github.com/glb-dns/glb/healthcheck"
+	"github.com/glb-dns/glb/migrations"
+	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/pools/embedded"
+	"github.com/glb-dns/glb/pools/postgres"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = ""
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stderr))
+}
+
+func run(args []string, env func(string) string, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 && (args[0] == "serve" || args[0] == "migrate" || args[0] == "version") {
+		cmd, args = args[0], args[1:]
+	}
+	if cmd == "version" {
+		fmt.Fprintln(os.Stdout, "glbd", versionString())
+		return 0
+	}
+	cfg, err := parseConfig("glbd "+cmd, args, env, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "glbd:", err)
+		return 2
+	}
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(cfg.LogLevel))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})).With("node", cfg.Node)
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	switch cmd {
+	case "migrate":
+		if cfg.DatabaseURL == "" {
+			fmt.Fprintln(stderr, "glbd migrate: --database-url (GLB_DATABASE_URL) is required")
+			return 2
+		}
+		if err := migrations.UpURL(ctx, cfg.DatabaseURL); err != nil {
+			log.Error("migrate", "err", err)
+			return 1
+		}
+		log.Info("migrations applied")
+		return 0
+	default:
+		if err := serve(ctx, cfg, log); err != nil {
+			log.Error("glbd stopped", "err", err)
+			return 1
+		}
+		return 0
+	}
+}
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				return "dev-" + s.Value[:12]
+			}
+		}
+	}
+	return "dev"
+}
+
+func openStore(ctx context.Context, cfg *Config, log *slog.Logger) (pools.Store, error) {
+	if cfg.DatabaseURL == "" {
+		log.Info("using the embedded store", "path", filepath.Join(cfg.DataDir, "glb.db"))
+		return embedded.Open(filepath.Join(cfg.DataDir, "glb.db"))
+	}
+	if cfg.Migrate {
+		mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := migrations.UpURL(mctx, cfg.DatabaseURL)
+		cancel()
+		if err != nil {
+			// An unreachable database must not stop DNS: the node serves its
+			// last good snapshot and catches up when the database is back.
+			log.Warn("migrations not applied; will serve the last good snapshot if the database is down", "err", err)
+		}
+	}
+	return postgres.Open(ctx, cfg.DatabaseURL)
+}
+
+func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	store, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	defer store.Close()
+
+	geo, err := geodata.NewResolver(geodata.Config{Path: cfg.GeoIPDB, Logger: log})
+	if err != nil {
+		return fmt.Errorf("geoip: %w", err)
+	}
+	var source netip.Addr
+	if cfg.CheckSource != "" {
+		source = netip.MustParseAddr(cfg.CheckSource)
+	}
+	checker := healthcheck.New(healthcheck.Options{
+		Node: cfg.Node, Region: cfg.Region, SourceAddr: source,
+		Publisher: store, Logger: log, Registerer: reg,
+	})
+
+	dns, err := startDNS(ctx, cfg.DNSListen, geo, log, reg)
+	if err != nil {
+		return fmt.Errorf("dns: %w", err)
+	}
+	n := newNode(log, store, cfg.DataDir, checker, reg, dns.publish)
+	n.start(ctx)
+
+	ln, err := net.Listen("tcp", cfg.APIListen)
+	if err != nil {
+		dns.shutdown()
+		return fmt.Errorf("api: %w", err)
+	}
+	httpSrv := &http.Server{
+		Handler: api.New(api.Options{
+			Store: store, Token: cfg.APIToken, Explainer: explainer{n: n, geo: geo},
+			Ready: n.ready, Health: n.agreedHealth, Registry: reg, Logger: log,
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	log.Info("glbd serving", "version", versionString(), "dns", dns.addr(), "api", ln.Addr().String(),
+		"store", map[bool]string{true: "embedded", false: "postgresql"}[cfg.DatabaseURL == ""])
+
+	errc := make(chan error, 4)
+	go func() { errc <- httpSrv.Serve(ln) }()
+	go geo.Run(ctx)
+	go func() { errc <- checker.Run(ctx) }()
+	go n.run(ctx)
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-hup:
+			if err := geo.Reload(); err != nil {
+				log.Error("geoip reload on SIGHUP", "err", err)
+			}
+			continue
+		case err = <-errc:
+			if errors.Is(err, http.ErrServerClosed) || errors.Is(err, context.Canceled) {
+				err = nil
+			}
+		case <-ctx.Done():
+		}
+		break
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = httpSrv.Shutdown(sctx)
+	dns.shutdown()
+	return err
+}

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/glb-dns/glb/geodata"
+	"github.com/glb-dns/glb/healthcheck"
+	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/steering"
+)
+
+// current is what the node serves: the steering snapshot and the operator
+// networks of the same configuration.
+type current struct {
+	snap *steering.Snapshot
+	nets *geodata.Networks
+}
+
+// node keeps the served snapshot in step with the store and the health
+// checks: watch → load → compile → publish → persist. Only run's goroutine
+// touches the fields below current.
+type node struct {
+	log     *slog.Logger
+	store   pools.Store
+	dataDir string
+	checker *healthcheck.Checker
+	// publish hands a new snapshot to the DNS server; false when it was
+	// refused (the DNS server keeps its last good one).
+	publish func(*current) bool
+	// pollEvery is the revision poll that backs up lost notifications.
+	pollEvery time.Duration
+
+	cur atomic.Pointer[current]
+
+	cfg    *pools.Config
+	nets   *geodata.Networks
+	health *pools.Health
+	views  []pools.NodeHealth
+	// fromFile: serving the last good file, the store not yet reached.
+	fromFile bool
+
+	builds    *prometheus.CounterVec
+	buildTime prometheus.Histogram
+	revision  prometheus.Gauge
+}
+
+func newNode(log *slog.Logger, store pools.Store, dataDir string, checker *healthcheck.Checker, reg prometheus.Registerer, publish func(*current) bool) *node {
+	n := &node{
+		log: log.With("component", "node"), store: store, dataDir: dataDir, checker: checker,
+		publish: publish, pollEvery: 2 * time.Second,
+		builds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "glb", Name: "snapshot_builds_total",
+			Help: "Snapshot compilations by result (ok, error).",
+		}, []string{"result"}),
+		buildTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "glb", Name: "snapshot_build_seconds",
+			Help:    "Time to compile and publish a snapshot.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+		}),
+		revision: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "glb", Name: "snapshot_revision",
+			Help: "Configuration revision of the served snapshot.",
+		}),
+	}
+	reg.MustRegister(n.builds, n.buildTime, n.revision)
+	return n
+}
+
+// ready: a snapshot is being served.
+func (n *node) ready() bool { return n.cur.Load() != nil }
+
+func (n *node) agreedHealth() *pools.Health {
+	if c := n.cur.Load(); c != nil {
+		return c.snap.Health()
+	}
+	return nil
+}
+
+// start loads the first configuration: from the store, else from the last
+// good snapshot in the data directory, so that DNS answers even when the
+// store is down at start.
+func (n *node) start(ctx context.Context) {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := n.reloadConfig(cctx); err == nil {
+		return
+	} else {
+		n.log.Warn("store unreachable at start", "err", err)
+	}
+	cfg, err := loadLastGood(n.dataDir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		n.log.Warn("no last good snapshot in the data directory; DNS waits for the store")
+	case err != nil:
+		n.log.Error("last good snapshot unreadable", "err", err)
+	default:
+		n.log.Info("serving the last good snapshot until the store answers", "revision", cfg.Revision)
+		n.apply(cfg, false)
+	}
+}
+
+// run follows changes until ctx ends.
+func (n *node) run(ctx context.Context) {
+	changes := n.store.Watch(ctx)
+	poll := time.NewTicker(n.pollEvery)
+	defer poll.Stop()
+	// Health is recombined every second even without news, since views go
+	// stale (3 × interval) without anyone writing.
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ch, ok := <-changes:
+			if !ok {
+				changes = nil // the store closed its watch; polling carries on
+				continue
+			}
+			if ch.Health {
+				n.reloadHealth(ctx)
+			}
+			if ch.Revision != 0 || !ch.Health {
+				n.reloadConfigLogged(ctx)
+			}
+		case <-poll.C:
+			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			rev, err := n.store.Revision(rctx)
+			cancel()
+			if err == nil && (n.cfg == nil || rev != n.cfg.Revision || n.fromFile) {
+				n.reloadConfigLogged(ctx)
+			}
+		case <-n.checker.Changes():
+			n.rebuildHealth() // our own state change: at once, without the store
+		case <-tick.C:
+			n.reloadHealth(ctx)
+		}
+	}
+}
+
+func (n *node) reloadConfigLogged(ctx context.Context) {
+	if err := n.reloadConfig(ctx); err != nil {
+		n.log.Warn("configuration reload failed; serving the last good snapshot", "err", err)
+	}
+}
+
+func (n *node) reloadConfig(ctx context.Context) error {
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	cfg, err := n.store.Config(rctx)
+	if err != nil {
+		return err
+	}
+	views, err := n.store.HealthViews(rctx)
+	if err == nil {
+		n.views = views
+	}
+	n.apply(cfg, true)
+	return nil
+}
+
+func (n *node) reloadHealth(ctx context.Context) {
+	if n.cfg == nil {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	views, err := n.store.HealthViews(rctx)
+	cancel()
+	if err == nil {
+		n.views = views
+	}
+	n.rebuildHealth()
+}
+
+// combined merges our live view over what the store has of us.
+func (n *node) combined() *pools.Health {
+	own := n.checker.View()
+	views := make([]pools.NodeHealth, 0, len(n.views)+1)
+	for _, v := range n.views {
+		if v.Node != own.Node {
+			views = append(views, v)
+		}
+	}
+	views = append(views, own)
+	return healthcheck.Combine(n.cfg, views, time.Now())
+}
+
+func (n *node) rebuildHealth() {
+	if n.cfg == nil {
+		return
+	}
+	h := n.combined()
+	if n.health != nil && sameHealth(h, n.health) {
+		return
+	}
+	n.compile(n.cfg, n.nets, h)
+}
+
+func sameHealth(a, b *pools.Health) bool {
+	return maps.Equal(a.Origins, b.Origins) && maps.Equal(a.RTT, b.RTT)
+}
+
+// apply installs a new configuration: health checks follow it, and the
+// snapshot is rebuilt.
+func (n *node) apply(cfg *pools.Config, fromStore bool) {
+	nets, err := geodata.NewNetworks(cfg.Networks)
+	if err != nil {
+		n.builds.WithLabelValues("error").Inc()
+		n.log.Error("operator networks rejected; keeping the last good snapshot", "revision", cfg.Revision, "err", err)
+		return
+	}
+	prev := n.cfg
+	n.cfg, n.nets = cfg, nets
+	n.fromFile = !fromStore
+	n.checker.Update(cfg)
+	if !n.compile(cfg, nets, n.combined()) {
+		n.cfg = prev
+		return
+	}
+	if fromStore && (prev == nil || prev.Revision != cfg.Revision) {
+		if err := saveLastGood(n.dataDir, cfg); err != nil {
+			n.log.Error("saving the last good snapshot", "err", err)
+		}
+	}
+}
+
+func (n *node) compile(cfg *pools.Config, nets *geodata.Networks, h *pools.Health) bool {
+	start := time.Now()
+	snap, err := steering.Compile(cfg, h)
+	if err != nil {
+		n.builds.WithLabelValues("error").Inc()
+		n.log.Error("snapshot compile failed; keeping the last good one", "revision", cfg.Revision, "err", err)
+		return false
+	}
+	c := &current{snap: snap, nets: nets}
+	if !n.publish(c) {
+		n.builds.WithLabelValues("error").Inc()
+		return false
+	}
+	n.cur.Store(c)
+	n.health = h
+	took := time.Since(start)
+	n.builds.WithLabelValues("ok").Inc()
+	n.buildTime.Observe(took.Seconds())
+	n.revision.Set(float64(cfg.Revision))
+	n.log.Info("snapshot published", "revision", cfg.Revision, "load_balancers", len(snap.LoadBalancers()), "took", took)
+	return true
+}
