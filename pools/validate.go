@@ -45,8 +45,10 @@ type References interface {
 // Validate checks a zone on its own.
 func (z *Zone) Validate(_ References) error {
 	var e errs
+	nameOK := true
 	if msg := checkHostname(z.Name, false); msg != "" {
 		e.add("name", "%s", msg)
+		nameOK = false
 	}
 	if len(z.Nameservers) == 0 {
 		e.add("nameservers", "at least one nameserver is required")
@@ -80,7 +82,7 @@ func (z *Zone) Validate(_ References) error {
 		p := fmt.Sprintf("records[%d]", i)
 		if msg := checkHostname(r.Name, false); msg != "" {
 			e.add(p+".name", "%s", msg)
-		} else if !InZone(CanonicalName(r.Name), zone) {
+		} else if nameOK && !InZone(CanonicalName(r.Name), zone) {
 			e.add(p+".name", "%q is not inside zone %q", r.Name, z.Name)
 		}
 		if msg := checkRecordContent(r.Type, r.Content); msg != "" {
