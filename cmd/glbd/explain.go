@@ -24,22 +24,9 @@ type Explanation struct {
 	ECS      string `json:"ecs,omitempty"`
 	// LocatedBy is the prefix whose location steered: the ECS subnet when
 	// the load balancer's prefer_ecs allows it, else the client address.
-	LocatedBy string         `json:"located_by"`
-	Location  ExplainedPlace `json:"location"`
-	Decision  steering.Trace `json:"decision"`
-}
-
-// ExplainedPlace is the resolved location in full.
-type ExplainedPlace struct {
-	Known       bool     `json:"known"`
-	Zone        string   `json:"zone,omitempty"`
-	Region      string   `json:"region,omitempty"`
-	Country     string   `json:"country,omitempty"`
-	Subdivision string   `json:"subdivision,omitempty"`
-	Continent   string   `json:"continent,omitempty"`
-	Latitude    *float64 `json:"latitude,omitempty"`
-	Longitude   *float64 `json:"longitude,omitempty"`
-	Prefix      int      `json:"prefix"`
+	LocatedBy string `json:"located_by"`
+	// Decision is the whole trace; its client member is the location.
+	Decision steering.Trace `json:"decision"`
 }
 
 func (e explainer) Explain(ctx context.Context, lbID string, client netip.Addr, ecs netip.Prefix, qtype string) (any, error) {
@@ -69,11 +56,5 @@ func (e explainer) Explain(ctx context.Context, lbID string, client netip.Addr, 
 		out.ECS = ecs.String()
 	}
 	c.snap.Decide(lb, &req, steering.FastRand{}, &ans, &out.Decision)
-	out.Location = ExplainedPlace{Known: loc.Known(), Zone: loc.Zone, Region: loc.Region, Country: loc.Country,
-		Subdivision: loc.Subdivision, Continent: loc.Continent, Prefix: loc.Prefix}
-	if loc.HasCoordinates {
-		lat, lon := loc.Latitude, loc.Longitude
-		out.Location.Latitude, out.Location.Longitude = &lat, &lon
-	}
 	return out, nil
 }
