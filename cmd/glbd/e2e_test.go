@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -173,5 +174,46 @@ func TestStaticStability(t *testing.T) {
 	}
 	if status := g2.call("GET", "/readyz", nil, nil); status != 200 {
 		t.Errorf("/readyz = %d with a last good snapshot loaded, want 200", status)
+	}
+}
+
+// TestExplainThroughGlbd: the explain endpoint runs the served snapshot's
+// decision for a client located by an operator network.
+func TestExplainThroughGlbd(t *testing.T) {
+	t.Parallel()
+	g := startGlbd(t, "")
+	web, _, lb := configure(t, g)
+	g.must("POST", "/api/v1/networks", map[string]any{"cidr": "198.51.100.0/24", "zone": "zone-1", "region": "WEU", "country": "FR"})
+	answersWithin(t, g, "configured", "192.0.2.1", "192.0.2.2", "192.0.2.3")
+	var out struct {
+		Result struct {
+			LocatedBy string `json:"located_by"`
+			Decision  struct {
+				Client struct {
+					Zone    string `json:"zone"`
+					Region  string `json:"region"`
+					Country string `json:"country"`
+					Prefix  int    `json:"prefix"`
+				} `json:"client"`
+				Pool struct {
+					ID string `json:"id"`
+				} `json:"pool"`
+				Records []struct {
+					Value string `json:"value"`
+				} `json:"records"`
+			} `json:"decision"`
+		} `json:"result"`
+	}
+	eventually(t, 2*time.Second, "explain sees the network", func() (bool, string) {
+		status := g.call("GET", "/api/v1/load_balancers/"+lb["id"].(string)+"/explain?client=198.51.100.7", nil, &out)
+		d := out.Result.Decision
+		return status == 200 && d.Client.Zone == "zone-1", fmt.Sprintf("%d %+v", status, d.Client)
+	})
+	d := out.Result.Decision
+	if d.Client.Region != "WEU" || d.Client.Country != "FR" || d.Client.Prefix != 24 || out.Result.LocatedBy != "198.51.100.7/32" {
+		t.Errorf("client %+v located by %s", d.Client, out.Result.LocatedBy)
+	}
+	if d.Pool.ID != web["id"] || len(d.Records) != 3 {
+		t.Errorf("decision pool %s records %v, want pool web with three records", d.Pool.ID, d.Records)
 	}
 }
