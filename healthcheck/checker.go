@@ -166,7 +166,7 @@ func (c *Checker) Update(cfg *pools.Config) {
 			c.start(p, 0)
 		}
 	}
-	before := c.byPool
+	before, prevMin := c.byPool, c.minInterval
 	c.byPool = map[string][]*pair{}
 	c.minInterval = 0
 	for _, p := range c.pairs {
@@ -174,6 +174,13 @@ func (c *Checker) Update(cfg *pools.Config) {
 		if c.minInterval == 0 || p.t.interval < c.minInterval {
 			c.minInterval = p.t.interval
 		}
+	}
+	if c.minInterval > 0 && (prevMin == 0 || c.minInterval < prevMin) {
+		// The publisher sleeps on the cadence of the monitors it knew: a
+		// node started without monitors waits 10 s, past the freshness
+		// window of a new 1 s monitor, so other nodes would ignore its
+		// view. Waking it publishes and re-arms at the new cadence.
+		signal(c.kick)
 	}
 	for pool := range before {
 		if _, ok := c.byPool[pool]; !ok {

@@ -293,3 +293,28 @@ func TestRunTwice(t *testing.T) {
 		t.Error("a second Run of a running Checker succeeded")
 	}
 }
+
+func TestCadenceFollowsAMonitorAddedWhileRunning(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	// Running with no monitor: the cadence is the 10-unit default.
+	c := start(t, Options{Node: "n1", Publisher: rec})
+	s := newSite(t, "p", &sequence{codes: []int{200}}, 1)
+	added := time.Now()
+	c.Update(configOf(s))
+	withOrigin := func() int {
+		n := 0
+		for _, v := range rec.all() {
+			if _, ok := stateOf(v, "p"); ok {
+				n++
+			}
+		}
+		return n
+	}
+	eventually(t, "three publications holding the new origin", func() bool { return withOrigin() >= 3 })
+	// At a 1-unit cadence three take about 3 units; at the stale 10-unit
+	// cadence the first alone would take 10.
+	if took := time.Since(added); took >= 10*testUnit {
+		t.Errorf("three publications took %v after the 1-unit monitor was added; the cadence stayed at 10 units", took)
+	}
+}
