@@ -185,18 +185,9 @@ func (s *Server) decide(lv *live, n *node, b *builder, src netip.Addr, ans *stee
 	default:
 		req.Type = steering.QTypeOther
 	}
-	client, ok := r.ecsPrefix()
-	if ok && lb.UseECS() {
-		req.Subnet, req.SourcePrefix = client, client.Bits()
-	} else {
-		src = src.Unmap()
-		client = netip.PrefixFrom(src, src.BitLen())
-		cut := 56
-		if src.Is4() {
-			cut = 24
-		}
-		req.Subnet, _ = src.Prefix(cut)
-	}
+	ecs, _ := r.ecsPrefix()
+	var client netip.Prefix
+	client, req.Subnet, req.SourcePrefix = lb.ClientSubnet(src, ecs)
 	req.Client = geodata.Location{Prefix: -1}
 	if lv.snap.loc != nil && client.IsValid() {
 		req.Client = lv.snap.loc.Locate(client)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,15 +10,6 @@ import (
 	"github.com/glb-dns/glb/dnsserver"
 	"github.com/glb-dns/glb/geodata"
 )
-
-// locator places clients with the GeoIP resolver (which reloads its
-// database by itself) and the operator networks of one configuration.
-type locator struct {
-	geo  *geodata.Resolver
-	nets *geodata.Networks
-}
-
-func (l locator) Locate(client netip.Prefix) geodata.Location { return l.geo.Resolve(client, l.nets) }
 
 // dnsService is the DNS server as the node drives it.
 type dnsService struct {
@@ -42,7 +32,7 @@ func startDNS(ctx context.Context, addr string, geo *geodata.Resolver, log *slog
 // publish compiles the DNS side of a snapshot and swaps it in. It returns
 // false, keeping the last good one, when the zones do not compile.
 func (d *dnsService) publish(c *current) bool {
-	snap, err := dnsserver.Compile(c.snap, locator{geo: d.geo, nets: c.nets})
+	snap, err := dnsserver.Compile(c.snap, dnsserver.GeoLocator{Resolver: d.geo, Networks: c.nets})
 	if err != nil {
 		d.log.Error("DNS snapshot compile failed; keeping the last good one", "revision", c.snap.Revision(), "err", err)
 		return false
