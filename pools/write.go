@@ -127,6 +127,10 @@ func canonicalize(o Object) {
 	switch v := o.(type) {
 	case *Zone:
 		v.Name = CanonicalName(v.Name)
+		// Lists read back as [] rather than null, so clients can iterate.
+		v.Records = nonNil(v.Records)
+	case *Pool:
+		v.CheckRegions = nonNil(v.CheckRegions)
 	case *LoadBalancer:
 		v.Name = CanonicalName(v.Name)
 	case *Network:
@@ -363,4 +367,11 @@ func DeleteIn(tx Tx, k Kind, id string, ifRevision int64, now time.Time) (int64,
 		return 0, err
 	}
 	return rev, nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
