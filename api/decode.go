@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -138,7 +139,7 @@ func checkShape(v any, t reflect.Type, path string, fes *[]pools.FieldError) {
 			return
 		}
 		fields := jsonFields(t)
-		for _, key := range sortedKeys(m) {
+		for _, key := range slices.Sorted(maps.Keys(m)) {
 			ft, ok := fields[key]
 			if !ok {
 				*fes = append(*fes, pools.FieldError{Path: joinPath(path, key), Message: "unknown field"})
@@ -152,7 +153,7 @@ func checkShape(v any, t reflect.Type, path string, fes *[]pools.FieldError) {
 			bad("must be an object")
 			return
 		}
-		for _, key := range sortedKeys(m) {
+		for _, key := range slices.Sorted(maps.Keys(m)) {
 			checkShape(m[key], t.Elem(), joinPath(path, key), fes)
 		}
 	case reflect.Slice, reflect.Array:
@@ -243,13 +244,4 @@ func pathOrRoot(p string) string {
 		return "(body)"
 	}
 	return p
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -81,3 +81,13 @@ func join(prefix, field string) string {
 	}
 	return prefix + "." + field
 }
+
+// IsDomainError reports whether err is one of the errors above (or nil):
+// what a store returns as is, while anything else it meets is a storage
+// failure to wrap in ErrUnavailable.
+func IsDomainError(err error) bool {
+	var ve *ValidationError
+	var ce *ConflictError
+	return err == nil || errors.As(err, &ve) || errors.As(err, &ce) ||
+		errors.Is(err, ErrNotFound) || errors.Is(err, ErrStale) || errors.Is(err, ErrUnavailable)
+}

@@ -1,6 +1,10 @@
 package pools
 
-import "sort"
+import (
+	"maps"
+	"slices"
+	"sort"
+)
 
 // PoolRole is where a load balancer refers to a pool.
 type PoolRole string
@@ -35,17 +39,17 @@ func (l *LoadBalancer) PoolRefs() []PoolRef {
 	if l.FallbackPool != "" {
 		refs = append(refs, PoolRef{Role: RoleFallback, Pool: l.FallbackPool})
 	}
-	for _, r := range sortedKeys(l.RegionPools) {
+	for _, r := range slices.Sorted(maps.Keys(l.RegionPools)) {
 		for i, id := range l.RegionPools[r] {
 			refs = append(refs, PoolRef{Role: RoleRegion, Key: r, Position: i, Pool: id})
 		}
 	}
-	for _, c := range sortedKeys(l.CountryPools) {
+	for _, c := range slices.Sorted(maps.Keys(l.CountryPools)) {
 		for i, id := range l.CountryPools[c] {
 			refs = append(refs, PoolRef{Role: RoleCountry, Key: c, Position: i, Pool: id})
 		}
 	}
-	for i, id := range sortedKeys(l.RandomSteering.PoolWeights) {
+	for i, id := range slices.Sorted(maps.Keys(l.RandomSteering.PoolWeights)) {
 		refs = append(refs, PoolRef{Role: RoleRandom, Position: i, Pool: id, Weight: l.RandomSteering.PoolWeights[id]})
 	}
 	return refs

@@ -2,8 +2,10 @@ package pools
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -327,7 +329,7 @@ func (l *LoadBalancer) Validate(refs References) error {
 	for c, ids := range l.CountryPools {
 		lists["country_pools."+c] = ids
 	}
-	for _, path := range sortedKeys(lists) {
+	for _, path := range slices.Sorted(maps.Keys(lists)) {
 		if len(lists[path]) > MaxPoolsPerList {
 			e.add(path, "at most %d pools", MaxPoolsPerList)
 		}
@@ -340,7 +342,7 @@ func (l *LoadBalancer) Validate(refs References) error {
 	} else {
 		pool("fallback_pool", l.FallbackPool)
 	}
-	for _, r := range sortedKeys(l.RegionPools) {
+	for _, r := range slices.Sorted(maps.Keys(l.RegionPools)) {
 		if !IsRegion(r) {
 			e.add("region_pools."+r, "unknown region %q", r)
 		}
@@ -348,7 +350,7 @@ func (l *LoadBalancer) Validate(refs References) error {
 			pool(fmt.Sprintf("region_pools.%s[%d]", r, i), id)
 		}
 	}
-	for _, c := range sortedKeys(l.CountryPools) {
+	for _, c := range slices.Sorted(maps.Keys(l.CountryPools)) {
 		if !isCountry(c) {
 			e.add("country_pools."+c, "not an upper-case ISO 3166 alpha-2 code")
 		}
@@ -357,7 +359,7 @@ func (l *LoadBalancer) Validate(refs References) error {
 		}
 	}
 	checkUnit(&e, "random_steering.default_weight", l.RandomSteering.DefaultWeight)
-	for _, id := range sortedKeys(l.RandomSteering.PoolWeights) {
+	for _, id := range slices.Sorted(maps.Keys(l.RandomSteering.PoolWeights)) {
 		pool("random_steering.pool_weights."+id, id)
 		checkUnit(&e, "random_steering.pool_weights."+id, l.RandomSteering.PoolWeights[id])
 	}

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -80,11 +79,7 @@ func (s *Store) Close() error {
 // unavailable marks storage failures, leaving the domain's errors as they
 // are so the API can map them.
 func unavailable(err error) error {
-	var ve *pools.ValidationError
-	var ce *pools.ConflictError
-	switch {
-	case err == nil, errors.As(err, &ve), errors.As(err, &ce),
-		errors.Is(err, pools.ErrNotFound), errors.Is(err, pools.ErrStale), errors.Is(err, pools.ErrUnavailable):
+	if pools.IsDomainError(err) {
 		return err
 	}
 	return fmt.Errorf("%w: %w", pools.ErrUnavailable, err)

@@ -15,11 +15,7 @@ import (
 // errors the API maps (the store validates first, so these are the
 // backstop), and anything about reaching the server wraps ErrUnavailable.
 func mapError(err error) error {
-	var ve *pools.ValidationError
-	var ce *pools.ConflictError
-	switch {
-	case err == nil, errors.As(err, &ve), errors.As(err, &ce),
-		errors.Is(err, pools.ErrNotFound), errors.Is(err, pools.ErrStale), errors.Is(err, pools.ErrUnavailable):
+	if pools.IsDomainError(err) {
 		return err
 	}
 	var pe *pgconn.PgError
