@@ -42,7 +42,7 @@ func Up(ctx context.Context, conn *pgx.Conn) (err error) {
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	if err := m.LoadMigrations(files); err != nil {
+	if err := load(m, files); err != nil {
 		return fmt.Errorf("migrations: load: %w", err)
 	}
 	if err := m.Migrate(ctx); err != nil {

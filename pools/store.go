@@ -108,5 +108,8 @@ type Store interface {
 	// HealthViews returns every node's latest published view.
 	HealthViews(ctx context.Context) ([]NodeHealth, error)
 
+	AuditLog   // audit.go
+	TokenStore // tokens.go
+
 	Close() error
 }

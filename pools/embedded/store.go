@@ -52,7 +52,7 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("embedded store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
-		names := [][]byte{metaBucket, healthBucket}
+		names := append([][]byte{metaBucket, healthBucket}, auditBuckets...)
 		for _, k := range pools.Kinds {
 			names = append(names, objectBucket(k), orderBucket(k), uniqueBucket(k))
 		}
@@ -155,11 +155,14 @@ func (s *Store) List(ctx context.Context, k pools.Kind, p pools.Page) (pools.Lis
 // Create stores a new object; see pools.CreateIn for the rules.
 func (s *Store) Create(ctx context.Context, o pools.Object) (pools.Object, error) {
 	var out pools.Object
-	var rev int64
-	err := s.update(ctx, func(tx *bbolt.Tx) error {
+	rev, err := s.audited(ctx, o.Kind(), func(t *pools.Recorder) (string, int64, error) {
+		var rev int64
 		var err error
-		out, rev, err = pools.CreateIn(txn{tx}, o, s.now())
-		return err
+		out, rev, err = pools.CreateIn(t, o, s.now())
+		if err != nil {
+			return "", 0, err
+		}
+		return out.ObjectMeta().ID, rev, nil
 	})
 	if err != nil {
 		return nil, err
@@ -171,11 +174,14 @@ func (s *Store) Create(ctx context.Context, o pools.Object) (pools.Object, error
 // Replace overwrites an object; see pools.ReplaceIn for the rules.
 func (s *Store) Replace(ctx context.Context, o pools.Object, ifRevision int64) (pools.Object, error) {
 	var out pools.Object
-	var rev int64
-	err := s.update(ctx, func(tx *bbolt.Tx) error {
+	rev, err := s.audited(ctx, o.Kind(), func(t *pools.Recorder) (string, int64, error) {
+		var rev int64
 		var err error
-		out, rev, err = pools.ReplaceIn(txn{tx}, o, ifRevision, s.now())
-		return err
+		out, rev, err = pools.ReplaceIn(t, o, ifRevision, s.now())
+		if err != nil {
+			return "", 0, err
+		}
+		return out.ObjectMeta().ID, rev, nil
 	})
 	if err != nil {
 		return nil, err
@@ -186,11 +192,9 @@ func (s *Store) Replace(ctx context.Context, o pools.Object, ifRevision int64) (
 
 // Delete removes an object; see pools.DeleteIn for the rules.
 func (s *Store) Delete(ctx context.Context, k pools.Kind, id string, ifRevision int64) error {
-	var rev int64
-	err := s.update(ctx, func(tx *bbolt.Tx) error {
-		var err error
-		rev, err = pools.DeleteIn(txn{tx}, k, id, ifRevision, s.now())
-		return err
+	rev, err := s.audited(ctx, k, func(t *pools.Recorder) (string, int64, error) {
+		rev, err := pools.DeleteIn(t, k, id, ifRevision, s.now())
+		return id, rev, err
 	})
 	if err != nil {
 		return err

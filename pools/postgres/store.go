@@ -190,10 +190,14 @@ func (s *Store) List(ctx context.Context, k pools.Kind, p pools.Page) (pools.Lis
 // Create stores a new object; see pools.CreateIn for the rules.
 func (s *Store) Create(ctx context.Context, o pools.Object) (pools.Object, error) {
 	var out pools.Object
-	err := s.write(ctx, func(t *txn) error {
+	err := s.audited(ctx, o.Kind(), func(t *pools.Recorder) (string, int64, error) {
+		var rev int64
 		var err error
-		out, _, err = pools.CreateIn(t, o, s.now())
-		return err
+		out, rev, err = pools.CreateIn(t, o, s.now())
+		if err != nil {
+			return "", 0, err
+		}
+		return out.ObjectMeta().ID, rev, nil
 	})
 	return out, err
 }
@@ -201,19 +205,20 @@ func (s *Store) Create(ctx context.Context, o pools.Object) (pools.Object, error
 // Replace overwrites an object; see pools.ReplaceIn for the rules.
 func (s *Store) Replace(ctx context.Context, o pools.Object, ifRevision int64) (pools.Object, error) {
 	var out pools.Object
-	err := s.write(ctx, func(t *txn) error {
+	err := s.audited(ctx, o.Kind(), func(t *pools.Recorder) (string, int64, error) {
+		var rev int64
 		var err error
-		out, _, err = pools.ReplaceIn(t, o, ifRevision, s.now())
-		return err
+		out, rev, err = pools.ReplaceIn(t, o, ifRevision, s.now())
+		return o.ObjectMeta().ID, rev, err
 	})
 	return out, err
 }
 
 // Delete removes an object; see pools.DeleteIn for the rules.
 func (s *Store) Delete(ctx context.Context, k pools.Kind, id string, ifRevision int64) error {
-	return s.write(ctx, func(t *txn) error {
-		_, err := pools.DeleteIn(t, k, id, ifRevision, s.now())
-		return err
+	return s.audited(ctx, k, func(t *pools.Recorder) (string, int64, error) {
+		rev, err := pools.DeleteIn(t, k, id, ifRevision, s.now())
+		return id, rev, err
 	})
 }
 

@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"Health", testHealth},
 		{"ConcurrentWritersSerialise", testConcurrent},
 	}
+	tests = append(tests, accessTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -1,0 +1,150 @@
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// The audit log: sequence number → JSON entry, and the last health state
+// recorded per origin ("pool/origin" → 0 or 1).
+var (
+	auditBucket       = []byte("audit")
+	auditHealthBucket = []byte("audit.health")
+)
+
+// auditBuckets are created when the store opens.
+var auditBuckets = [][]byte{auditBucket, auditHealthBucket, tokenBucket, tokenHashBucket}
+
+// audited runs a write with the rules over a recording transaction and
+// appends its audit entry in the same bbolt transaction.
+func (s *Store) audited(ctx context.Context, k pools.Kind, fn func(*pools.Recorder) (id string, rev int64, err error)) (int64, error) {
+	var rev int64
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		rec := pools.Recording(txn{tx})
+		id, r, err := fn(rec)
+		if err != nil {
+			return err
+		}
+		rev = r
+		e, err := rec.Entry(ctx, rev, k, id, s.now())
+		if err != nil {
+			return err
+		}
+		return appendAudit(tx, &e)
+	})
+	return rev, err
+}
+
+func appendAudit(tx *bbolt.Tx, e *pools.AuditEntry) error {
+	b := tx.Bucket(auditBucket)
+	seq, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	e.ID = int64(seq)
+	v, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	return b.Put(seqKey(seq), v)
+}
+
+func seqKey(seq uint64) []byte {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], seq)
+	return k[:]
+}
+
+// Audit returns one page of entries matching f, newest first. It scans
+// the log: one node's history is small enough, and the time filters make
+// the usual questions short.
+func (s *Store) Audit(ctx context.Context, f pools.AuditFilter, p pools.Page) (pools.AuditList, error) {
+	offset, limit := p.Bounds()
+	res := pools.AuditList{Items: []pools.AuditEntry{}}
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		c := tx.Bucket(auditBucket).Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+			var e pools.AuditEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("decode audit entry: %w", err)
+			}
+			if !f.Match(&e) {
+				continue
+			}
+			if res.TotalCount >= offset && res.TotalCount < offset+limit {
+				res.Items = append(res.Items, e)
+			}
+			res.TotalCount++
+		}
+		return nil
+	})
+	return res, err
+}
+
+// RecordHealth records each transition that differs from the last state
+// recorded for its origin.
+func (s *Store) RecordHealth(ctx context.Context, at time.Time, ts []pools.HealthTransition) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	return s.update(ctx, func(tx *bbolt.Tx) error {
+		states := tx.Bucket(auditHealthBucket)
+		for _, h := range ts {
+			key := []byte(h.Pool + "/" + h.Origin)
+			state := []byte{0}
+			if h.Healthy {
+				state[0] = 1
+			}
+			was := states.Get(key)
+			if was == nil {
+				was = []byte{1} // never recorded: healthy
+			}
+			if bytes.Equal(was, state) {
+				continue
+			}
+			if err := states.Put(key, state); err != nil {
+				return err
+			}
+			e, err := pools.HealthEntry(ctx, h, at)
+			if err != nil {
+				return err
+			}
+			if err := appendAudit(tx, &e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// PruneAudit deletes entries older than before. Entries are appended in
+// time order, so the scan stops at the first one to keep.
+func (s *Store) PruneAudit(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		c := tx.Bucket(auditBucket).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.First() {
+			var e pools.AuditEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("decode audit entry: %w", err)
+			}
+			if !e.Time.Before(before) {
+				return nil
+			}
+			if err := c.Delete(); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}

@@ -1,0 +1,136 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+const tokenColumns = "name, hash, scopes, created_on, expires_on, last_used_on"
+
+func scanToken(r pgx.Row) (pools.Token, error) {
+	var t pools.Token
+	var scopes []string
+	err := r.Scan(&t.Name, &t.Hash, &scopes, &t.CreatedOn, &t.ExpiresOn, &t.LastUsed)
+	for _, s := range scopes {
+		t.Scopes = append(t.Scopes, pools.Scope(s))
+	}
+	t.CreatedOn = t.CreatedOn.UTC()
+	for _, p := range []*time.Time{t.ExpiresOn, t.LastUsed} {
+		if p != nil {
+			*p = p.UTC()
+		}
+	}
+	return t, err
+}
+
+// CreateToken stores a token, bumps the revision and audits it, in one
+// transaction.
+func (s *Store) CreateToken(ctx context.Context, tok pools.Token) (pools.Token, error) {
+	now := s.now()
+	tok.CreatedOn, tok.LastUsed = pools.StoreTime(now), nil
+	if tok.ExpiresOn != nil {
+		e := pools.StoreTime(*tok.ExpiresOn)
+		tok.ExpiresOn = &e
+	}
+	if err := tok.Validate(now); err != nil {
+		return pools.Token{}, err
+	}
+	scopes := make([]string, len(tok.Scopes))
+	for i, sc := range tok.Scopes {
+		scopes[i] = string(sc)
+	}
+	err := s.write(ctx, func(t *txn) error {
+		rev, err := t.BumpRevision()
+		if err != nil {
+			return err
+		}
+		tag, err := t.tx.Exec(ctx, `insert into api_tokens (`+tokenColumns+`) values ($1, $2, $3, $4, $5, null)
+			on conflict (name) do nothing`, tok.Name, tok.Hash, scopes, tok.CreatedOn, tok.ExpiresOn)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return &pools.ValidationError{Errors: []pools.FieldError{{Path: "name", Message: fmt.Sprintf("a token named %q already exists", tok.Name)}}}
+		}
+		e, err := pools.NewAuditEntry(ctx, rev, pools.ActionCreate, pools.KindToken, tok.Name, nil, tok, now)
+		if err != nil {
+			return err
+		}
+		return t.audit(&e)
+	})
+	if err != nil {
+		return pools.Token{}, err
+	}
+	return tok, nil
+}
+
+// Tokens lists every token by name.
+func (s *Store) Tokens(ctx context.Context) ([]pools.Token, error) {
+	out := []pools.Token{}
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, "select "+tokenColumns+" from api_tokens order by name")
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (pools.Token, error) { return scanToken(r) })
+		return err
+	})
+	return out, err
+}
+
+func (s *Store) tokenWhere(ctx context.Context, cond string, arg any, what string) (pools.Token, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	t, err := scanToken(s.pool.QueryRow(ctx, "select "+tokenColumns+" from api_tokens where "+cond, arg))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return pools.Token{}, fmt.Errorf("token %s: %w", what, pools.ErrNotFound)
+	}
+	return t, mapError(err)
+}
+
+// Token returns the token named name.
+func (s *Store) Token(ctx context.Context, name string) (pools.Token, error) {
+	return s.tokenWhere(ctx, "name = $1", name, fmt.Sprintf("%q", name))
+}
+
+// TokenByHash returns the token whose secret hashes to hash.
+func (s *Store) TokenByHash(ctx context.Context, hash []byte) (pools.Token, error) {
+	return s.tokenWhere(ctx, "hash = $1", hash, "with that secret")
+}
+
+// DeleteToken revokes a token, bumps the revision and audits it.
+func (s *Store) DeleteToken(ctx context.Context, name string) error {
+	return s.write(ctx, func(t *txn) error {
+		rev, err := t.BumpRevision()
+		if err != nil {
+			return err
+		}
+		old, err := scanToken(t.tx.QueryRow(ctx, "delete from api_tokens where name = $1 returning "+tokenColumns, name))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("token %q: %w", name, pools.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		e, err := pools.NewAuditEntry(ctx, rev, pools.ActionDelete, pools.KindToken, name, old, nil, s.now())
+		if err != nil {
+			return err
+		}
+		return t.audit(&e)
+	})
+}
+
+// TouchToken records a use; it is not a configuration change, so it is
+// neither revisioned nor audited.
+func (s *Store) TouchToken(ctx context.Context, name string, at time.Time) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	_, err := s.pool.Exec(ctx, "update api_tokens set last_used_on = $2 where name = $1", name, pools.StoreTime(at))
+	return mapError(err)
+}

@@ -1,0 +1,117 @@
+package pools
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Scope is what a token may do. Scopes nest: write includes read, admin
+// includes both.
+type Scope string
+
+const (
+	// ScopeRead may GET everything but tokens (explain, health, audit).
+	ScopeRead Scope = "read"
+	// ScopeWrite may change the configuration.
+	ScopeWrite Scope = "write"
+	// ScopeAdmin may manage tokens.
+	ScopeAdmin Scope = "admin"
+)
+
+// Scopes lists the scopes from least to most powerful.
+var Scopes = []Scope{ScopeRead, ScopeWrite, ScopeAdmin}
+
+// Token is a named API credential. The store keeps only the SHA-256 of its
+// secret: a leaked database does not leak working tokens, and a 256-bit
+// random secret needs no slow hash.
+type Token struct {
+	Name      string     `json:"name"`
+	Scopes    []Scope    `json:"scopes"`
+	CreatedOn time.Time  `json:"created_on"`
+	ExpiresOn *time.Time `json:"expires_on"`
+	LastUsed  *time.Time `json:"last_used_on"`
+	// Hash is the SHA-256 of the secret; never shown.
+	Hash []byte `json:"-"`
+}
+
+// Allows reports whether the token's scopes include s.
+func (t *Token) Allows(s Scope) bool {
+	need := slices.Index(Scopes, s)
+	for _, have := range t.Scopes {
+		if slices.Index(Scopes, have) >= need {
+			return true
+		}
+	}
+	return false
+}
+
+// Expired reports whether the token has expired at now.
+func (t *Token) Expired(now time.Time) bool {
+	return t.ExpiresOn != nil && !now.Before(*t.ExpiresOn)
+}
+
+// Validate checks a token to be created, listing every fault.
+func (t *Token) Validate(now time.Time) error {
+	var e errs
+	switch {
+	case t.Name == "":
+		e.add("name", "required")
+	case t.Name == ActorBootstrap || t.Name == ActorAnonymous || t.Name == ActorCluster || t.Name == ActorSystem:
+		e.add("name", "%q is reserved", t.Name)
+	default:
+		if msg := checkID(t.Name); msg != "" {
+			e.add("name", "%s", msg)
+		}
+	}
+	if len(t.Scopes) == 0 {
+		e.add("scopes", "at least one of read, write, admin")
+	}
+	for i, s := range t.Scopes {
+		if !slices.Contains(Scopes, s) {
+			e.add(fmt.Sprintf("scopes[%d]", i), "%q is not one of read, write, admin", s)
+		}
+	}
+	if t.ExpiresOn != nil && !t.ExpiresOn.After(now) {
+		e.add("expires_on", "must be in the future")
+	}
+	return e.err()
+}
+
+// NewTokenSecret returns a fresh secret (256 random bits, URL-safe) and
+// its hash.
+func NewTokenSecret() (secret string, hash []byte) {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // never fails: crypto/rand panics instead
+	secret = "glb_" + base64.RawURLEncoding.EncodeToString(b[:])
+	return secret, HashToken(secret)
+}
+
+// HashToken is what the store keeps of a secret.
+func HashToken(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}
+
+// TokenStore keeps the API tokens. Creating and deleting a token bumps
+// the global revision and is audited, like any other write.
+type TokenStore interface {
+	// CreateToken stores t (with its Hash); *ValidationError when the
+	// name is taken or t is invalid.
+	CreateToken(ctx context.Context, t Token) (Token, error)
+	// Tokens lists every token by name.
+	Tokens(ctx context.Context) ([]Token, error)
+	// Token returns the token named name, or ErrNotFound.
+	Token(ctx context.Context, name string) (Token, error)
+	// TokenByHash returns the token whose secret hashes to hash, or
+	// ErrNotFound.
+	TokenByHash(ctx context.Context, hash []byte) (Token, error)
+	// DeleteToken revokes a token; ErrNotFound when there is none.
+	DeleteToken(ctx context.Context, name string) error
+	// TouchToken records that a token was used at at.
+	TouchToken(ctx context.Context, name string, at time.Time) error
+}
