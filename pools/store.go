@@ -110,6 +110,7 @@ type Store interface {
 
 	AuditLog   // audit.go
 	TokenStore // tokens.go
+	KeyStore   // dnssec_store.go
 
 	Close() error
 }

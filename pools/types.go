@@ -38,6 +38,8 @@ type Zone struct {
 	// Serial is the SOA serial; the store advances it on every change to
 	// the zone or to a load balancer in it. Read-only.
 	Serial uint32 `json:"serial"`
+	// DNSSEC turns online signing on.
+	DNSSEC ZoneDNSSEC `json:"dnssec"`
 }
 
 // SOA holds the zone's SOA fields other than the serial.
@@ -330,4 +332,7 @@ type Config struct {
 	Pools         []Pool         `json:"pools"`
 	LoadBalancers []LoadBalancer `json:"load_balancers"`
 	Networks      []Network      `json:"networks"`
+	// DNSSECKeys are every zone's keys (private parts included), read in
+	// the same transaction as the rest.
+	DNSSECKeys []ZoneKey `json:"dnssec_keys,omitempty"`
 }

@@ -231,7 +231,9 @@ func (s *Store) Config(ctx context.Context) (*pools.Config, error) {
 				return err
 			}
 		}
-		return nil
+		var err error
+		cfg.DNSSECKeys, err = allZoneKeys(tx, cfg.Zones)
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -262,7 +262,10 @@ func (s *Store) Config(ctx context.Context) (*pools.Config, error) {
 		if cfg.LoadBalancers, err = readAll[pools.LoadBalancer](ctx, tx, pools.KindLoadBalancer); err != nil {
 			return err
 		}
-		cfg.Networks, err = readAll[pools.Network](ctx, tx, pools.KindNetwork)
+		if cfg.Networks, err = readAll[pools.Network](ctx, tx, pools.KindNetwork); err != nil {
+			return err
+		}
+		cfg.DNSSECKeys, err = allZoneKeys(ctx, tx)
 		return err
 	})
 	if err != nil {

@@ -36,6 +36,8 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"ZoneRenameKeepsLoadBalancersInside", testZoneRename},
 		{"Health", testHealth},
 		{"ConcurrentWritersSerialise", testConcurrent},
+		{"ZoneKeys", testZoneKeys},
+		{"ZoneKeysConcurrent", testZoneKeysConcurrent},
 	}
 	tests = append(tests, accessTests...)
 	for _, tc := range tests {

@@ -1,0 +1,19 @@
+package pools
+
+import "context"
+
+// KeyStore keeps the zones' DNSSEC keys beside the configuration. Keys are
+// not REST objects: they are made by glb and change only through the
+// rollover, so the store offers one read and one read-modify-write.
+type KeyStore interface {
+	// ZoneKeys returns a zone's keys, private parts included; ErrNotFound
+	// when the zone does not exist.
+	ZoneKeys(ctx context.Context, zoneID string) ([]ZoneKey, error)
+	// UpdateZoneKeys calls fn with the zone's keys inside one transaction
+	// that serialises with every other writer, and stores what it returns.
+	// A result equal to the input stores nothing; any other bumps the
+	// global revision and notifies watchers, so every node re-signs with
+	// the new set. ErrNotFound when the zone does not exist; an error from
+	// fn is returned as is and stores nothing.
+	UpdateZoneKeys(ctx context.Context, zoneID string, fn func([]ZoneKey) ([]ZoneKey, error)) ([]ZoneKey, error)
+}

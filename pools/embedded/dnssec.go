@@ -1,0 +1,120 @@
+package embedded
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// keysBucket maps a zone id to its JSON key list. It is made on the first
+// key write, so files from before DNSSEC open unchanged.
+var keysBucket = []byte("dnssec_keys")
+
+// zoneKeys reads a zone's keys: ErrNotFound without the zone. Keys older
+// than the zone belong to a deleted zone of the same id and are ignored,
+// so that deleting a zone needs no second bucket to clean.
+func zoneKeys(tx *bbolt.Tx, zoneID string) ([]pools.ZoneKey, error) {
+	v := tx.Bucket(objectBucket(pools.KindZone)).Get([]byte(zoneID))
+	if v == nil {
+		return nil, fmt.Errorf("zone %q: %w", zoneID, pools.ErrNotFound)
+	}
+	o, err := decode(pools.KindZone, v)
+	if err != nil {
+		return nil, err
+	}
+	keys := []pools.ZoneKey{}
+	b := tx.Bucket(keysBucket)
+	if b == nil {
+		return keys, nil
+	}
+	doc := b.Get([]byte(zoneID))
+	if doc == nil {
+		return keys, nil
+	}
+	var all []pools.ZoneKey
+	if err := json.Unmarshal(doc, &all); err != nil {
+		return nil, fmt.Errorf("decode dnssec keys of zone %q: %w", zoneID, err)
+	}
+	created := o.ObjectMeta().CreatedOn
+	for _, k := range all {
+		if !k.CreatedOn.Before(created) {
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
+}
+
+// ZoneKeys returns a zone's DNSSEC keys.
+func (s *Store) ZoneKeys(ctx context.Context, zoneID string) ([]pools.ZoneKey, error) {
+	var keys []pools.ZoneKey
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		var err error
+		keys, err = zoneKeys(tx, zoneID)
+		return err
+	})
+	return keys, err
+}
+
+// UpdateZoneKeys applies fn to a zone's keys in one bbolt write
+// transaction (bbolt has one writer at a time).
+func (s *Store) UpdateZoneKeys(ctx context.Context, zoneID string, fn func([]pools.ZoneKey) ([]pools.ZoneKey, error)) ([]pools.ZoneKey, error) {
+	var out []pools.ZoneKey
+	var rev int64
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		cur, err := zoneKeys(tx, zoneID)
+		if err != nil {
+			return err
+		}
+		next, err := fn(append([]pools.ZoneKey(nil), cur...))
+		if err != nil {
+			return err
+		}
+		for i := range next {
+			next[i].Zone = zoneID
+		}
+		if pools.SameKeys(cur, next) {
+			out = cur
+			return nil
+		}
+		doc, err := json.Marshal(next)
+		if err != nil {
+			return err
+		}
+		b, err := tx.CreateBucketIfNotExists(keysBucket)
+		if err != nil {
+			return err
+		}
+		if err := b.Put([]byte(zoneID), doc); err != nil {
+			return err
+		}
+		if rev, err = (txn{tx}).BumpRevision(); err != nil {
+			return err
+		}
+		out = next
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if rev != 0 {
+		s.watchers.Notify(pools.Change{Revision: rev})
+	}
+	return out, nil
+}
+
+// allZoneKeys reads the keys of every zone in cfg for Config.
+func allZoneKeys(tx *bbolt.Tx, zones []pools.Zone) ([]pools.ZoneKey, error) {
+	var all []pools.ZoneKey
+	for _, z := range zones {
+		keys, err := zoneKeys(tx, z.ID)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, keys...)
+	}
+	return all, nil
+}
