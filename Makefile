@@ -8,6 +8,7 @@ all: build
 
 build:
 	$(GO) build -o bin/glbd ./cmd/glbd
+	$(GO) build -o bin/glbctl ./cmd/glbctl
 
 # Serves DNS on 127.0.0.1:5353 and the API on 127.0.0.1:8080 with the
 # embedded store in ./data.

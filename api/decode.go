@@ -6,13 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"mime"
 	"net/http"
-	"reflect"
-	"slices"
-	"strings"
-	"time"
 
 	"github.com/glb-dns/glb/pools"
 )
@@ -87,161 +82,15 @@ func checkContentType(r *http.Request, mergePatch bool) error {
 }
 
 // decodeObject turns a parsed JSON object into a fresh object of kind k
-// with its defaults. It first walks the document against the Go type so
-// that every unknown field and every wrongly typed value is reported with
-// its full path (encoding/json would stop at the first, without a path);
-// then it decodes strictly, which applies the defaults.
+// with its defaults, reporting every unknown field and wrongly typed value
+// with its full path (pools.Decode).
 func decodeObject(k pools.Kind, doc map[string]any) (pools.Object, error) {
-	o := pools.New(k)
-	var fes []pools.FieldError
-	checkShape(doc, reflect.TypeOf(o), "", &fes)
+	o, fes, err := pools.Decode(k, doc)
+	if err != nil {
+		return nil, err
+	}
 	if len(fes) > 0 {
 		return nil, badRequest(fmt.Sprintf("%d field(s) at fault; nothing was stored", len(fes)), fes...)
 	}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return nil, fmt.Errorf("re-encode request: %w", err)
-	}
-	if err := json.Unmarshal(b, o); err != nil {
-		// The walk should have caught it; report it rather than 500.
-		return nil, badRequest(err.Error())
-	}
 	return o, nil
-}
-
-var timeType = reflect.TypeFor[time.Time]()
-
-// checkShape compares a generic JSON value (decoded with UseNumber) with
-// the Go type it will be decoded into, appending a FieldError for every
-// unknown field and every value of the wrong JSON type. Paths follow
-// pools.FieldError: "origins[2].weight", "region_pools.WEU[0]".
-func checkShape(v any, t reflect.Type, path string, fes *[]pools.FieldError) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if v == nil {
-		return // null leaves the default in place
-	}
-	bad := func(msg string) {
-		*fes = append(*fes, pools.FieldError{Path: pathOrRoot(path), Message: msg})
-	}
-	if t == timeType {
-		if _, ok := v.(string); !ok {
-			bad("must be an RFC 3339 time string")
-		}
-		return
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			bad("must be an object")
-			return
-		}
-		fields := jsonFields(t)
-		for _, key := range slices.Sorted(maps.Keys(m)) {
-			ft, ok := fields[key]
-			if !ok {
-				*fes = append(*fes, pools.FieldError{Path: joinPath(path, key), Message: "unknown field"})
-				continue
-			}
-			checkShape(m[key], ft, joinPath(path, key), fes)
-		}
-	case reflect.Map:
-		m, ok := v.(map[string]any)
-		if !ok {
-			bad("must be an object")
-			return
-		}
-		for _, key := range slices.Sorted(maps.Keys(m)) {
-			checkShape(m[key], t.Elem(), joinPath(path, key), fes)
-		}
-	case reflect.Slice, reflect.Array:
-		a, ok := v.([]any)
-		if !ok {
-			bad("must be an array")
-			return
-		}
-		for i, e := range a {
-			checkShape(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), fes)
-		}
-	case reflect.String:
-		if _, ok := v.(string); !ok {
-			bad("must be a string")
-		}
-	case reflect.Bool:
-		if _, ok := v.(bool); !ok {
-			bad("must be true or false")
-		}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n, ok := v.(json.Number)
-		if !ok {
-			bad("must be an integer")
-			return
-		}
-		// Decoding into a zero value of the field's type checks both
-		// integrality and range with encoding/json's own rules.
-		if err := json.Unmarshal([]byte(n), reflect.New(t).Interface()); err != nil {
-			bad(fmt.Sprintf("must be an integer that fits %s", intRange(t)))
-		}
-	case reflect.Float32, reflect.Float64:
-		if _, ok := v.(json.Number); !ok {
-			bad("must be a number")
-		}
-	case reflect.Interface:
-		// Any JSON value fits.
-	default:
-		bad("cannot be set through the API")
-	}
-}
-
-func intRange(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return fmt.Sprintf("[0, %d]", uint64(1)<<(t.Bits())-1)
-	}
-	return fmt.Sprintf("[%d, %d]", -(int64(1) << (t.Bits() - 1)), int64(1)<<(t.Bits()-1)-1)
-}
-
-// jsonFields maps a struct's JSON names to field types, flattening
-// embedded structs (Meta) as encoding/json does.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
-			for k, v := range jsonFields(f.Type) {
-				out[k] = v
-			}
-			continue
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out[name] = f.Type
-	}
-	return out
-}
-
-func joinPath(prefix, key string) string {
-	if prefix == "" {
-		return key
-	}
-	return prefix + "." + key
-}
-
-func pathOrRoot(p string) string {
-	if p == "" {
-		return "(body)"
-	}
-	return p
 }

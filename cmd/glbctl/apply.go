@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+)
+
+func runApply(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+	var c common
+	fs := newFlags("apply", env, stderr, &c)
+	file := fs.String("f", "", "configuration file, YAML or JSON (- for standard input)")
+	prune := fs.Bool("prune", false, "delete objects the file does not name")
+	dryRun := fs.Bool("dry-run", false, "print what would be done; change nothing")
+	planFile := fs.String("plan", "", "a plan written by glbctl diff --plan: refuse if the server changed since")
+	if _, err := parseFlags(fs, args, &c); err != nil {
+		return usageError(stderr, err)
+	}
+	if *file == "" {
+		return usageError(stderr, errors.New("apply: -f FILE is required"))
+	}
+	cl, err := newClient(c)
+	if err != nil {
+		return usageError(stderr, err)
+	}
+	f, p, err := load(ctx, cl, *file, *prune)
+	if err != nil {
+		fmt.Fprintf(stderr, "glbctl: %v\nnothing was changed\n", err)
+		return exitFailed
+	}
+	if *planFile != "" {
+		sp, err := readSavedPlan(*planFile)
+		if err != nil {
+			fmt.Fprintln(stderr, "glbctl:", err)
+			return exitFailed
+		}
+		moved, err := sp.check(cl.base, f, p)
+		if err != nil {
+			fmt.Fprintln(stderr, "glbctl:", err)
+			return exitFailed
+		}
+		if len(moved) > 0 {
+			fmt.Fprintln(stderr, "glbctl:", &staleError{moved: moved})
+			return exitFailed
+		}
+	}
+	if *dryRun {
+		printPlan(stdout, p)
+		fmt.Fprintln(stdout, "dry run: nothing was changed")
+		return exitOK
+	}
+	if err := execute(ctx, cl, f, p, stdout); err != nil {
+		fmt.Fprintln(stderr, "glbctl:", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// load reads the file and the server's state and compares them.
+func load(ctx context.Context, cl *client, file string, prune bool) (*configFile, *plan, error) {
+	f, err := readConfigFile(file, os.Stdin)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := readState(ctx, cl)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := makePlan(f, st, prune)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, p, nil
+}
+
+// execute carries the plan out step by step and stops at the first
+// failure: later steps may depend on it (a load balancer on its pool).
+// Every update and deletion is conditional on the revision the plan saw,
+// so an edit made through the API meanwhile answers 412 and is kept.
+func execute(ctx context.Context, cl *client, f *configFile, p *plan, out io.Writer) error {
+	var created, updated, deleted, unchanged int
+	for _, s := range p.steps {
+		var err error
+		switch s.act {
+		case actUnchanged:
+			unchanged++
+			continue
+		case actCreate:
+			var rev int64
+			rev, err = write(ctx, cl, http.MethodPost, apiPrefix+"/"+string(s.kind), s.entry.doc, "")
+			if err == nil {
+				created++
+				fmt.Fprintf(out, "created %s (revision %d)\n", s.key(), rev)
+			}
+		case actUpdate:
+			var rev int64
+			rev, err = write(ctx, cl, http.MethodPut, objectPath(s.kind, s.id), s.entry.doc, etag(s.rev))
+			if err == nil {
+				updated++
+				fmt.Fprintf(out, "updated %s (revision %d → %d)\n", s.key(), s.rev, rev)
+			}
+		case actDelete:
+			_, _, err = cl.do(ctx, http.MethodDelete, objectPath(s.kind, s.id), nil, etag(s.rev))
+			if err == nil {
+				deleted++
+				fmt.Fprintf(out, "deleted %s\n", s.key())
+			}
+		}
+		if err != nil {
+			return stepError(f, s, err)
+		}
+	}
+	fmt.Fprintf(out, "%d created, %d updated, %d deleted, %d unchanged\n", created, updated, deleted, unchanged)
+	return nil
+}
+
+// write sends an object and returns the revision stored.
+func write(ctx context.Context, cl *client, method, path string, doc map[string]any, ifMatch string) (int64, error) {
+	body, err := json.Marshal(doc)
+	if err != nil {
+		return 0, fmt.Errorf("encode %s: %w", path, err)
+	}
+	b, _, err := cl.do(ctx, method, path, body, ifMatch)
+	if err != nil {
+		return 0, err
+	}
+	var env struct {
+		Result struct {
+			Revision int64 `json:"revision"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(b), &env); err != nil {
+		return 0, fmt.Errorf("%s %s: decoding the answer: %w", method, path, err)
+	}
+	return env.Result.Revision, nil
+}
+
+// stepError explains a failed step in the file's terms: a 412 is an edit
+// made through the API since the plan, a 400 names lines of the file.
+func stepError(f *configFile, s *step, err error) error {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		return fmt.Errorf("%s: %w", s.key(), err)
+	}
+	switch {
+	case ae.Status == http.StatusPreconditionFailed:
+		return fmt.Errorf("%s changed on the server after glbctl read it at revision %d: not overwritten; "+
+			"stopped (run glbctl diff again)\n  %w", s.key(), s.rev, err)
+	case ae.Status == http.StatusConflict && s.act == actDelete:
+		return fmt.Errorf("refusing to prune %s: something still refers to it; stopped\n  %w", s.key(), err)
+	case ae.Status == http.StatusBadRequest && s.entry != nil && len(ae.Problem.Errors) > 0:
+		errs := &fileErrors{name: f.name}
+		for _, fe := range ae.Problem.Errors {
+			errs.add(f.lines, within(s.entry.path, fe.Path), "%s", fe.Message)
+		}
+		return fmt.Errorf("%s: the server refused it (%d %s); stopped\n%w", s.key(), ae.Status, ae.Problem.Detail, errs)
+	}
+	return fmt.Errorf("%s: %w", s.key(), err)
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+const apiPrefix = "/api/v1"
+
+// client talks to one glb node's REST API.
+type client struct {
+	base  string // scheme://host[:port], no trailing slash
+	token string
+	http  *http.Client
+}
+
+func newClient(c common) (*client, error) {
+	u, err := url.Parse(c.server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--server %q: want a URL such as http://127.0.0.1:8080", c.server)
+	}
+	return &client{
+		base:  strings.TrimSuffix(c.server, "/"),
+		token: c.token,
+		http:  &http.Client{Timeout: 30 * time.Second},
+	}, nil
+}
+
+// problem is the API's RFC 9457 error body.
+type problem struct {
+	Type      string             `json:"type"`
+	Title     string             `json:"title"`
+	Status    int                `json:"status"`
+	Detail    string             `json:"detail"`
+	Errors    []pools.FieldError `json:"errors"`
+	Referrers []pools.Referrer   `json:"referrers"`
+}
+
+// apiError is a non-2xx answer.
+type apiError struct {
+	Method, Path string
+	Status       int
+	Problem      problem
+}
+
+func (e *apiError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: %d %s", e.Method, e.Path, e.Status, http.StatusText(e.Status))
+	if e.Problem.Detail != "" {
+		b.WriteString(": " + e.Problem.Detail)
+	}
+	for _, fe := range e.Problem.Errors {
+		fmt.Fprintf(&b, "\n  %s: %s", fe.Path, fe.Message)
+	}
+	for _, r := range e.Problem.Referrers {
+		fmt.Fprintf(&b, "\n  referred to by %s %s (%s)", r.Kind, r.ID, r.Name)
+	}
+	return b.String()
+}
+
+// do sends one request. A body is JSON; ifMatch, when not empty, is sent
+// as If-Match. It returns the answer's body, and an *apiError for any
+// status but 2xx.
+func (c *client) do(ctx context.Context, method, path string, body []byte, ifMatch string) ([]byte, http.Header, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if ifMatch != "" {
+		req.Header.Set("If-Match", ifMatch)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s %s: reading the answer: %w", method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		e := &apiError{Method: method, Path: path, Status: resp.StatusCode}
+		_ = json.Unmarshal(b, &e.Problem) // a body that is not a problem still has its status
+		return nil, nil, e
+	}
+	return b, resp.Header, nil
+}
+
+// result decodes the {"result": ...} envelope of a GET into out.
+func (c *client) result(ctx context.Context, path string, out any) error {
+	b, _, err := c.do(ctx, http.MethodGet, path, nil, "")
+	if err != nil {
+		return err
+	}
+	env := struct {
+		Result any `json:"result"`
+	}{Result: out}
+	if err := json.Unmarshal(b, &env); err != nil {
+		return fmt.Errorf("GET %s: decoding the answer: %w", path, err)
+	}
+	return nil
+}
+
+// maxPerPage is the API's largest page.
+const maxPerPage = 1000
+
+// list returns every object of a kind, in the API's raw JSON, reading
+// page after page.
+func (c *client) list(ctx context.Context, k pools.Kind) ([]json.RawMessage, error) {
+	var all []json.RawMessage
+	for page := 1; ; page++ {
+		path := fmt.Sprintf("%s/%s?per_page=%d&page=%d", apiPrefix, k, maxPerPage, page)
+		b, _, err := c.do(ctx, http.MethodGet, path, nil, "")
+		if err != nil {
+			return nil, err
+		}
+		var env struct {
+			Result     []json.RawMessage `json:"result"`
+			ResultInfo struct {
+				TotalPages int `json:"total_pages"`
+			} `json:"result_info"`
+		}
+		if err := json.Unmarshal(b, &env); err != nil {
+			return nil, fmt.Errorf("GET %s: decoding the answer: %w", path, err)
+		}
+		all = append(all, env.Result...)
+		if page >= env.ResultInfo.TotalPages || len(env.Result) == 0 {
+			return all, nil
+		}
+	}
+}
+
+// objects lists every object of a kind decoded into its Go type. The
+// decoding is strict: a field this glbctl does not know means the server
+// is newer, and comparing without it would hide a difference.
+func (c *client) objects(ctx context.Context, k pools.Kind) ([]pools.Object, error) {
+	raws, err := c.list(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]pools.Object, 0, len(raws))
+	for _, raw := range raws {
+		o := pools.New(k)
+		if err := json.Unmarshal(raw, o); err != nil {
+			return nil, fmt.Errorf("decoding a stored %s (is the server newer than glbctl?): %w", k.Singular(), err)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+func objectPath(k pools.Kind, id string) string {
+	return apiPrefix + "/" + string(k) + "/" + url.PathEscape(id)
+}
+
+// etag is the If-Match value for a revision, as the API sends its ETag.
+func etag(rev int64) string { return `"` + strconv.FormatInt(rev, 10) + `"` }

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+
+	"github.com/glb-dns/glb/steering"
+)
+
+// explanation is the body of GET /load_balancers/{id}/explain.
+type explanation struct {
+	Revision  int64          `json:"revision"`
+	Client    string         `json:"client"`
+	ECS       string         `json:"ecs"`
+	LocatedBy string         `json:"located_by"`
+	Decision  steering.Trace `json:"decision"`
+}
+
+func runExplain(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+	var c common
+	outputs := []string{"table", "json"}
+	fs := newFlags("explain", env, stderr, &c, outputs...)
+	client := fs.String("client", "", "address of the client or its resolver (required)")
+	ecs := fs.String("ecs", "", "EDNS Client Subnet the query carries, e.g. 203.0.113.0/24")
+	qtype := fs.String("type", "A", "query type: A or AAAA")
+	pos, err := parseFlags(fs, args, &c, outputs...)
+	if err != nil {
+		return usageError(stderr, err)
+	}
+	if len(pos) != 1 || *client == "" {
+		return usageError(stderr, fmt.Errorf("usage: glbctl explain LB --client IP [--ecs CIDR] [--type A|AAAA]"))
+	}
+	cl, err := newClient(c)
+	if err != nil {
+		return usageError(stderr, err)
+	}
+	q := url.Values{"client": {*client}, "type": {*qtype}}
+	if *ecs != "" {
+		q.Set("ecs", *ecs)
+	}
+	path := objectPath("load_balancers", pos[0]) + "/explain?" + q.Encode()
+	var raw json.RawMessage
+	if err := cl.result(ctx, path, &raw); err != nil {
+		fmt.Fprintln(stderr, "glbctl:", err)
+		return exitFailed
+	}
+	if c.output == "json" {
+		if err := printRaw(stdout, raw, "json"); err != nil {
+			fmt.Fprintln(stderr, "glbctl:", err)
+			return exitFailed
+		}
+		return exitOK
+	}
+	var e explanation
+	if err := json.Unmarshal(raw, &e); err != nil {
+		fmt.Fprintln(stderr, "glbctl: decoding the explanation:", err)
+		return exitFailed
+	}
+	printExplanation(stdout, &e)
+	return exitOK
+}
+
+// printExplanation follows the decision in the order it was taken:
+// where the client is, which pools were candidates, which was chosen, the
+// zonal affinity sets, the origin draw and the records.
+func printExplanation(w io.Writer, e *explanation) {
+	d := &e.Decision
+	policy := d.LoadBalancer.Policy
+	fmt.Fprintf(w, "load balancer  %s (%s), steering %s, %d answer(s), configuration revision %d\n",
+		d.LoadBalancer.ID, d.LoadBalancer.Name, policy, d.LoadBalancer.Answers, e.Revision)
+	query := "client " + e.Client
+	if e.ECS != "" {
+		query += ", ECS " + e.ECS
+	}
+	fmt.Fprintf(w, "query          %s %s, located by %s\n", query, d.Client.QueryType, e.LocatedBy)
+	var loc []string
+	for _, kv := range [][2]string{{"zone", d.Client.Zone}, {"region", d.Client.Region}, {"country", d.Client.Country},
+		{"subdivision", d.Client.Subdivision}, {"continent", d.Client.Continent}} {
+		if kv[1] != "" {
+			loc = append(loc, kv[0]+" "+kv[1])
+		}
+	}
+	if d.Client.Latitude != nil && d.Client.Longitude != nil {
+		loc = append(loc, fmt.Sprintf("at %s,%s", num(*d.Client.Latitude), num(*d.Client.Longitude)))
+	}
+	if !d.Client.Known || len(loc) == 0 {
+		loc = []string{"unknown"}
+	}
+	prefix := ""
+	if d.Client.Prefix >= 0 {
+		prefix = fmt.Sprintf(" (/%d)", d.Client.Prefix)
+	}
+	fmt.Fprintf(w, "client         %s%s\n", strings.Join(loc, ", "), prefix)
+
+	fmt.Fprintln(w, "\ncandidate pools:")
+	t := newTable(w, "POOL", "NAME", "SOURCE", "ENABLED", "HEALTHY", "ORIGINS UP/MIN", "DISTANCE_KM", "RTT_MS", "CHOSEN", "REASON")
+	for _, c := range d.Candidates {
+		t.row(c.ID, c.Name, c.Source, yesNo(c.Enabled), yesNo(c.Healthy), fmt.Sprintf("%d/%d", c.HealthyOrigins, c.MinimumOrigins),
+			optNum(c.DistanceKm), optNum(c.RTTMs), yesNo(c.Chosen), c.Reason)
+	}
+	t.flush()
+	pool := d.Pool.ID
+	switch {
+	case pool == "":
+		pool = "none"
+	case d.Pool.FailOpen:
+		pool += " (fail open)"
+	case d.Pool.Fallback:
+		pool += " (fallback)"
+	}
+	fmt.Fprintf(w, "\nchosen pool    %s: %s\n", pool, d.Pool.Reason)
+	a := d.Affinity
+	fmt.Fprintf(w, "zonal affinity %s, client zone %q: %s\n", a.Spillover, a.ClientZone, a.Result)
+	fmt.Fprintf(w, "origins        %s draw over %s origins, picked %s\n", d.Origins.Policy, d.Origins.Family, strings.Join(d.Origins.Picked, ", "))
+	if len(d.Origins.Eligible) > 0 {
+		ot := newTable(w, "  ORIGIN", "WEIGHT", "SHARE")
+		for _, o := range d.Origins.Eligible {
+			ot.row("  "+o.Name, num(o.Weight), fmt.Sprintf("%.1f%%", 100*o.Share))
+		}
+		ot.flush()
+	}
+	fmt.Fprintln(w, "\nanswer (TTL "+itoa(d.TTL)+", ECS scope /"+itoa(d.ECSScope)+"):")
+	rt := newTable(w, "  ORIGIN", "TYPE", "VALUE")
+	for _, r := range d.Records {
+		rt.row("  "+r.Origin, r.Type, r.Value)
+	}
+	rt.flush()
+}
+
+func optNum(f *float64) string {
+	if f == nil {
+		return ""
+	}
+	return fmt.Sprintf("%.1f", *f)
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// kindNames maps what a person types to a kind.
+var kindNames = map[string]pools.Kind{
+	"zone": pools.KindZone, "zones": pools.KindZone,
+	"monitor": pools.KindMonitor, "monitors": pools.KindMonitor,
+	"network": pools.KindNetwork, "networks": pools.KindNetwork,
+	"pool": pools.KindPool, "pools": pools.KindPool,
+	"lb": pools.KindLoadBalancer, "lbs": pools.KindLoadBalancer,
+	"load_balancer": pools.KindLoadBalancer, "load_balancers": pools.KindLoadBalancer,
+	"load-balancer": pools.KindLoadBalancer, "load-balancers": pools.KindLoadBalancer,
+}
+
+func runGet(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+	var c common
+	outputs := []string{"table", "json", "yaml"}
+	fs := newFlags("get", env, stderr, &c, outputs...)
+	pos, err := parseFlags(fs, args, &c, outputs...)
+	if err != nil {
+		return usageError(stderr, err)
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		return usageError(stderr, fmt.Errorf("usage: glbctl get KIND [ID]; KIND is one of %s", kindList()))
+	}
+	k, ok := kindNames[strings.ToLower(pos[0])]
+	if !ok {
+		return usageError(stderr, fmt.Errorf("unknown kind %q; want one of %s", pos[0], kindList()))
+	}
+	cl, err := newClient(c)
+	if err != nil {
+		return usageError(stderr, err)
+	}
+	var raws []json.RawMessage
+	if len(pos) == 2 {
+		var raw json.RawMessage
+		if err := cl.result(ctx, objectPath(k, pos[1]), &raw); err != nil {
+			fmt.Fprintln(stderr, "glbctl:", err)
+			return exitFailed
+		}
+		raws = append(raws, raw)
+	} else if raws, err = cl.list(ctx, k); err != nil {
+		fmt.Fprintln(stderr, "glbctl:", err)
+		return exitFailed
+	}
+	if c.output != "table" {
+		raw, err := json.Marshal(raws)
+		if len(pos) == 2 {
+			raw = raws[0]
+		}
+		if err == nil {
+			err = printRaw(stdout, raw, c.output)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "glbctl:", err)
+			return exitFailed
+		}
+		return exitOK
+	}
+	objs := make([]pools.Object, len(raws))
+	for i, raw := range raws {
+		objs[i] = pools.New(k)
+		if err := json.Unmarshal(raw, objs[i]); err != nil {
+			fmt.Fprintf(stderr, "glbctl: decoding a %s (is the server newer than glbctl?): %v\n", k.Singular(), err)
+			return exitFailed
+		}
+	}
+	printObjects(stdout, k, objs, len(pos) == 2)
+	return exitOK
+}
+
+// printObjects prints one table row per object; for one pool or zone, its
+// origins or records follow.
+func printObjects(w io.Writer, k pools.Kind, objs []pools.Object, one bool) {
+	switch k {
+	case pools.KindZone:
+		t := newTable(w, "ID", "NAME", "NAMESERVERS", "TTL", "RECORDS", "SERIAL", "REVISION")
+		for _, o := range objs {
+			z := o.(*pools.Zone)
+			t.row(z.ID, z.Name, strings.Join(z.Nameservers, ","), itoa(z.TTL), itoa(len(z.Records)), itoa(z.Serial), itoa(z.Revision))
+		}
+		t.flush()
+		if one && len(objs[0].(*pools.Zone).Records) > 0 {
+			fmt.Fprintln(w)
+			rt := newTable(w, "NAME", "TYPE", "TTL", "CONTENT")
+			for _, r := range objs[0].(*pools.Zone).Records {
+				rt.row(r.Name, r.Type, itoa(r.TTL), r.Content)
+			}
+			rt.flush()
+		}
+	case pools.KindMonitor:
+		t := newTable(w, "ID", "TYPE", "TARGET", "EXPECT", "INTERVAL", "TIMEOUT", "RETRIES", "REVISION")
+		for _, o := range objs {
+			m := o.(*pools.Monitor)
+			target, expect := m.Method+" "+m.Path, m.ExpectedCodes
+			if m.Type == pools.MonitorTCP {
+				target, expect = "", ""
+			}
+			if m.Port != 0 {
+				target = strings.TrimSpace(target + " :" + itoa(m.Port))
+			}
+			t.row(m.ID, string(m.Type), target, expect, itoa(m.Interval)+"s", itoa(m.Timeout)+"s", itoa(m.Retries), itoa(m.Revision))
+		}
+		t.flush()
+	case pools.KindNetwork:
+		t := newTable(w, "ID", "CIDR", "ZONE", "REGION", "COUNTRY", "DESCRIPTION", "REVISION")
+		for _, o := range objs {
+			n := o.(*pools.Network)
+			t.row(n.ID, n.CIDR, n.Zone, n.Region, n.Country, n.Description, itoa(n.Revision))
+		}
+		t.flush()
+	case pools.KindPool:
+		t := newTable(w, "ID", "NAME", "ENABLED", "MONITOR", "MINIMUM", "ORIGINS", "REVISION")
+		for _, o := range objs {
+			p := o.(*pools.Pool)
+			names := make([]string, len(p.Origins))
+			for i, og := range p.Origins {
+				names[i] = og.Name
+			}
+			t.row(p.ID, p.Name, yesNo(p.Enabled), p.Monitor, itoa(p.MinimumOrigins), strings.Join(names, ","), itoa(p.Revision))
+		}
+		t.flush()
+		if one {
+			fmt.Fprintln(w)
+			ot := newTable(w, "ORIGIN", "ADDRESS", "ENABLED", "WEIGHT", "ZONE")
+			for _, og := range objs[0].(*pools.Pool).Origins {
+				ot.row(og.Name, og.Address, yesNo(og.Enabled), num(og.Weight), og.Zone)
+			}
+			ot.flush()
+		}
+	case pools.KindLoadBalancer:
+		t := newTable(w, "ID", "NAME", "ZONE", "ENABLED", "POLICY", "DEFAULT_POOLS", "FALLBACK", "TTL", "REVISION")
+		for _, o := range objs {
+			l := o.(*pools.LoadBalancer)
+			policy := string(l.SteeringPolicy)
+			if policy == "" {
+				policy = "(default)"
+			}
+			t.row(l.ID, l.Name, l.Zone, yesNo(l.Enabled), policy, strings.Join(l.DefaultPools, ","), l.FallbackPool, itoa(l.TTL), itoa(l.Revision))
+		}
+		t.flush()
+		if one {
+			l := objs[0].(*pools.LoadBalancer)
+			for _, m := range []struct {
+				title string
+				pools map[string][]string
+			}{{"REGION", l.RegionPools}, {"COUNTRY", l.CountryPools}} {
+				if len(m.pools) == 0 {
+					continue
+				}
+				fmt.Fprintln(w)
+				rt := newTable(w, m.title, "POOLS")
+				for _, key := range slices.Sorted(maps.Keys(m.pools)) {
+					rt.row(key, strings.Join(m.pools[key], ","))
+				}
+				rt.flush()
+			}
+		}
+	}
+}

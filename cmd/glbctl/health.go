@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// poolHealth is the part of GET /pools/{id}/health that the table shows.
+type poolHealth struct {
+	Pool           string             `json:"pool"`
+	Name           string             `json:"name"`
+	Enabled        bool               `json:"enabled"`
+	Monitor        string             `json:"monitor"`
+	MinimumOrigins int                `json:"minimum_origins"`
+	Healthy        *bool              `json:"healthy"`
+	RTTMs          map[string]float64 `json:"rtt_ms"`
+	Origins        []struct {
+		Name    string  `json:"name"`
+		Address string  `json:"address"`
+		Enabled bool    `json:"enabled"`
+		Weight  float64 `json:"weight"`
+		Zone    string  `json:"zone"`
+		Healthy *bool   `json:"healthy"`
+		Reason  string  `json:"reason"`
+		Checks  []struct {
+			Node       string  `json:"node"`
+			Region     string  `json:"region"`
+			Healthy    bool    `json:"healthy"`
+			Reason     string  `json:"reason"`
+			RTTMs      float64 `json:"rtt_ms"`
+			AgeSeconds float64 `json:"age_seconds"`
+		} `json:"checks"`
+	} `json:"origins"`
+}
+
+func runHealth(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+	var c common
+	outputs := []string{"table", "json"}
+	fs := newFlags("health", env, stderr, &c, outputs...)
+	pos, err := parseFlags(fs, args, &c, outputs...)
+	if err != nil {
+		return usageError(stderr, err)
+	}
+	if len(pos) != 1 {
+		return usageError(stderr, fmt.Errorf("usage: glbctl health POOL"))
+	}
+	cl, err := newClient(c)
+	if err != nil {
+		return usageError(stderr, err)
+	}
+	var raw json.RawMessage
+	if err := cl.result(ctx, objectPath("pools", pos[0])+"/health", &raw); err != nil {
+		fmt.Fprintln(stderr, "glbctl:", err)
+		return exitFailed
+	}
+	if c.output == "json" {
+		if err := printRaw(stdout, raw, "json"); err != nil {
+			fmt.Fprintln(stderr, "glbctl:", err)
+			return exitFailed
+		}
+		return exitOK
+	}
+	var h poolHealth
+	if err := json.Unmarshal(raw, &h); err != nil {
+		fmt.Fprintln(stderr, "glbctl: decoding the health:", err)
+		return exitFailed
+	}
+	printHealth(stdout, &h)
+	return exitOK
+}
+
+// printHealth shows the pool's agreed state, then one row per origin and
+// node: what every node saw beside what they agree on.
+func printHealth(w io.Writer, h *poolHealth) {
+	fmt.Fprintf(w, "pool %s (%s): %s, enabled %s, monitor %s, minimum %d origin(s)\n",
+		h.Pool, h.Name, agreed(h.Healthy), yesNo(h.Enabled), orNone(h.Monitor), h.MinimumOrigins)
+	if len(h.RTTMs) > 0 {
+		var parts []string
+		for _, r := range slices.Sorted(maps.Keys(h.RTTMs)) {
+			parts = append(parts, fmt.Sprintf("%s %.1f ms", r, h.RTTMs[r]))
+		}
+		fmt.Fprintf(w, "smoothed RTT by region: %s\n", strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(w)
+	t := newTable(w, "ORIGIN", "ADDRESS", "ENABLED", "WEIGHT", "ZONE", "AGREED", "NODE", "REGION", "NODE SAYS", "RTT_MS", "AGE_S", "REASON")
+	for _, o := range h.Origins {
+		state := agreed(o.Healthy)
+		if len(o.Checks) == 0 {
+			t.row(o.Name, o.Address, yesNo(o.Enabled), num(o.Weight), o.Zone, state, "", "", "not checked", "", "", o.Reason)
+			continue
+		}
+		for _, c := range o.Checks {
+			reason := c.Reason
+			if reason == "" {
+				reason = o.Reason
+			}
+			t.row(o.Name, o.Address, yesNo(o.Enabled), num(o.Weight), o.Zone, state, c.Node, c.Region,
+				upDown(c.Healthy), fmt.Sprintf("%.1f", c.RTTMs), fmt.Sprintf("%.0f", c.AgeSeconds), reason)
+		}
+	}
+	t.flush()
+}
+
+func agreed(b *bool) string {
+	if b == nil {
+		return "no agreed view"
+	}
+	return upDown(*b)
+}
+
+func upDown(b bool) string {
+	if b {
+		return "healthy"
+	}
+	return "unhealthy"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

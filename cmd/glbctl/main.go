@@ -1,0 +1,144 @@
+// Command glbctl is a client of glb's REST API for configuration kept in
+// files: it applies a whole file in dependency order, shows the
+// differences first, and exports what a node has as a file that apply
+// takes back.
+//
+//	glbctl apply -f FILE [--prune] [--dry-run] [--plan PLAN]
+//	glbctl diff -f FILE [--prune] [--plan PLAN]
+//	glbctl export [-o yaml|json]
+//	glbctl get KIND [ID] [-o table|json|yaml]
+//	glbctl explain LB --client IP [--ecs CIDR] [--type A|AAAA] [-o table|json]
+//	glbctl health POOL [-o table|json]
+//
+// Every command takes --server (GLB_SERVER, default http://127.0.0.1:8080)
+// and --token (GLB_API_TOKEN).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// Exit statuses. diff follows diff(1): 1 means "there are differences",
+// so its failures exit 2 to stay distinguishable in CI.
+const (
+	exitOK      = 0
+	exitFailed  = 1
+	exitDiffers = 1
+	exitUsage   = 2
+	exitTrouble = 2
+)
+
+const usage = `glbctl manages a glb node's configuration through its REST API.
+
+Usage:
+  glbctl apply -f FILE [--prune] [--dry-run] [--plan PLAN]
+  glbctl diff -f FILE [--prune] [--plan PLAN]     exit 0: no differences, 1: differences, 2: trouble
+  glbctl export [-o yaml|json]
+  glbctl get KIND [ID] [-o table|json|yaml]       KIND: zones, monitors, networks, pools, load_balancers
+  glbctl explain LB --client IP [--ecs CIDR] [--type A|AAAA] [-o table|json]
+  glbctl health POOL [-o table|json]
+
+Every command takes --server URL (GLB_SERVER, default http://127.0.0.1:8080)
+and --token TOKEN (GLB_API_TOKEN). "glbctl COMMAND -h" lists its flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// command is one subcommand: it parses its own flags and returns the exit
+// status.
+type command func(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int
+
+var commands = map[string]command{
+	"apply":   runApply,
+	"diff":    runDiff,
+	"export":  runExport,
+	"get":     runGet,
+	"explain": runExplain,
+	"health":  runHealth,
+}
+
+func run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "glbctl: unknown command %q\n\n%s", args[0], usage)
+		return exitUsage
+	}
+	return cmd(ctx, args[1:], env, stdout, stderr)
+}
+
+// common holds the flags every command takes.
+type common struct {
+	server string
+	token  string
+	output string
+}
+
+// newFlags returns a flag set with --server and --token (their defaults
+// from the environment) and, when outputs is not empty, -o.
+func newFlags(name string, env func(string) string, stderr io.Writer, c *common, outputs ...string) *flag.FlagSet {
+	fs := flag.NewFlagSet("glbctl "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	server := env("GLB_SERVER")
+	if server == "" {
+		server = "http://127.0.0.1:8080"
+	}
+	fs.StringVar(&c.server, "server", server, "API base URL (GLB_SERVER)")
+	fs.StringVar(&c.token, "token", env("GLB_API_TOKEN"), "bearer token (GLB_API_TOKEN)")
+	if len(outputs) > 0 {
+		fs.StringVar(&c.output, "o", outputs[0], "output format: "+strings.Join(outputs, ", "))
+	}
+	return fs
+}
+
+// parseFlags parses args, allowing flags after positional arguments
+// ("get pools web -o json"), and checks -o against outputs.
+func parseFlags(fs *flag.FlagSet, args []string, c *common, outputs ...string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	if len(outputs) > 0 && !slices.Contains(outputs, c.output) {
+		return nil, fmt.Errorf("-o %q: want one of %s", c.output, strings.Join(outputs, ", "))
+	}
+	return pos, nil
+}
+
+// usageError reports bad flags or arguments with the status they deserve.
+func usageError(stderr io.Writer, err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "glbctl:", err)
+	return exitUsage
+}
