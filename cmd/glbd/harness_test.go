@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/glb-dns/glb/pools/postgres/pgtest"
 )
 
 // glbdBin is the glbd binary built once for the end-to-end tests.
@@ -251,28 +253,11 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() (bo
 	}
 }
 
-// postgresURL is the server the tests use: DATABASE_URL, else the local
-// default. The tests fail, not skip, when it does not answer.
-func postgresURL(t *testing.T) string {
-	u := os.Getenv("DATABASE_URL")
-	if u == "" {
-		u = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, u)
-	if err != nil {
-		t.Fatalf("PostgreSQL is required for this test and did not answer at %s (set DATABASE_URL): %v", u, err)
-	}
-	conn.Close(ctx)
-	return u
-}
-
 // freshDatabase creates an empty database for one test and returns its
 // URL; it is dropped afterwards unless the test failed.
 func freshDatabase(t *testing.T) string {
 	t.Helper()
-	base := postgresURL(t)
+	base := pgtest.ServerURL(t)
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {

@@ -1,7 +1,8 @@
 // Package pgtest gives tests a real PostgreSQL: a database of their own,
 // cloned from a template migrated by glb's migrations (pgtestdb), and a
-// store over it. The server is DATABASE_URL, else the local default; a
-// test fails, never skips, when neither answers.
+// store over it. The server is DATABASE_URL, else the local default, else
+// a throwaway cluster of the test binary's own; a test fails, never skips,
+// when there is none.
 package pgtest
 
 import (
@@ -9,6 +10,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"os"
 	"strconv"
@@ -24,39 +26,61 @@ import (
 	"github.com/glb-dns/glb/pools/postgres"
 )
 
-// DefaultURL is the server used when DATABASE_URL is not set.
+// DefaultURL is the server tried when DATABASE_URL is not set.
 const DefaultURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 
 var (
-	checkOnce sync.Once
-	checkErr  error
+	serverOnce sync.Once
+	serverURL  string
+	serverErr  error
 )
 
-// ServerURL returns the URL of the server tests use (DATABASE_URL, else
-// DefaultURL) after checking once that it answers.
+// ServerURL returns the URL of the server tests use, found once per test
+// binary: DATABASE_URL when set (it must answer); else DefaultURL when a
+// local server accepts it; else a throwaway cluster started from the
+// installed server binaries, removed when the test binary exits.
 func ServerURL(t testing.TB) string {
 	t.Helper()
-	url := os.Getenv("DATABASE_URL")
-	if url == "" {
-		url = DefaultURL
+	serverOnce.Do(func() { serverURL, serverErr = findServer() })
+	if serverErr != nil {
+		t.Fatalf("these tests need PostgreSQL (15 or later): %v", serverErr)
 	}
-	checkOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			checkErr = err
-			return
+	return serverURL
+}
+
+func findServer() (string, error) {
+	if url := os.Getenv("DATABASE_URL"); url != "" {
+		if err := ping(url); err != nil {
+			return "", fmt.Errorf("DATABASE_URL %s does not answer: %w\n"+
+				"Point it at a server where the user may create databases and roles, or unset it to let the tests start their own", url, err)
 		}
-		checkErr = conn.Ping(ctx)
-		conn.Close(ctx)
-	})
-	if checkErr != nil {
-		t.Fatalf("these tests need PostgreSQL (15 or later) and %s does not answer: %v\n"+
-			"Start one, or point DATABASE_URL at a server where the user may create databases and roles, e.g.\n"+
-			"  DATABASE_URL='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' go test ./...", url, checkErr)
+		return url, nil
 	}
-	return url
+	defaultErr := ping(DefaultURL)
+	if defaultErr == nil {
+		return DefaultURL, nil
+	}
+	c, err := startCluster()
+	if err != nil {
+		return "", fmt.Errorf("DATABASE_URL is unset, %s does not accept the connection (%v), and a throwaway cluster could not be started: %w",
+			DefaultURL, defaultErr, err)
+	}
+	return c.url, nil
+}
+
+func ping(url string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return pingCtx(ctx, url)
+}
+
+func pingCtx(ctx context.Context, url string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	return conn.Ping(ctx)
 }
 
 func config(t testing.TB) pgtestdb.Config {
