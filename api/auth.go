@@ -1,32 +1,98 @@
 package api
 
 import (
+	"context"
+	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"net/http"
 	"strings"
+
+	"github.com/glb-dns/glb/pools"
 )
 
-// auth requires "Authorization: Bearer <Token>" when a token is set. The
-// comparison is constant-time so that response timing does not reveal how
-// much of a guessed token was right.
-func (s *server) auth(next http.Handler) http.Handler {
-	if s.Token == "" {
-		return next
+// Problem type of a token that lacks a scope.
+const problemForbidden = "urn:glb:problem:missing-scope"
+
+// requiredScope is what a request needs: managing tokens needs admin,
+// reading anything else read, every other method write. It looks only at
+// the method and the path, so that it holds before routing too.
+func requiredScope(r *http.Request) pools.Scope {
+	p := r.URL.Path
+	if p == Prefix+"/tokens" || strings.HasPrefix(p, Prefix+"/tokens/") {
+		return pools.ScopeAdmin
 	}
-	want := []byte(s.Token)
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return pools.ScopeRead
+	}
+	return pools.ScopeWrite
+}
+
+// auth authenticates the bearer token, checks its scope and puts the
+// caller in the request's context for the audit log. With no bootstrap
+// token the API is open (glbd allows that on loopback only) and every
+// caller is anonymous.
+func (s *server) auth(next http.Handler) http.Handler {
+	var bootstrap []byte
+	if s.Token != "" {
+		h := sha256.Sum256([]byte(s.Token))
+		bootstrap = h[:]
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if bootstrap == nil {
+			next.ServeHTTP(w, withCaller(r, pools.ActorAnonymous))
+			return
+		}
 		h := r.Header.Get("Authorization")
-		scheme, token, ok := strings.Cut(h, " ")
-		switch {
-		case h == "":
+		scheme, secret, ok := strings.Cut(h, " ")
+		if h == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="glb"`)
 			writeProblem(w, newProblem(http.StatusUnauthorized, "an Authorization: Bearer token is required"))
-		case !ok || !strings.EqualFold(scheme, "Bearer") ||
-			subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), want) != 1:
-			w.Header().Set("WWW-Authenticate", `Bearer realm="glb", error="invalid_token"`)
-			writeProblem(w, newProblem(http.StatusUnauthorized, "the bearer token is not valid"))
-		default:
-			next.ServeHTTP(w, r)
+			return
 		}
+		if !ok || !strings.EqualFold(scheme, "Bearer") {
+			unauthorized(w, "the Authorization header is not a bearer token")
+			return
+		}
+		// Both sides are hashed first, so that the comparison is of equal
+		// lengths and constant-time whatever was sent.
+		hash := pools.HashToken(strings.TrimSpace(secret))
+		if subtle.ConstantTimeCompare(hash, bootstrap) == 1 {
+			next.ServeHTTP(w, withCaller(r, pools.ActorBootstrap))
+			return
+		}
+		tok, err := s.tokens.lookup(r.Context(), hash)
+		switch {
+		case errors.Is(err, pools.ErrNotFound):
+			unauthorized(w, "the bearer token is not valid")
+			return
+		case err != nil:
+			s.writeError(w, r, err)
+			return
+		case tok.Expired(s.Now()):
+			unauthorized(w, "the bearer token has expired")
+			return
+		}
+		if need := requiredScope(r); !tok.Allows(need) {
+			p := newProblem(http.StatusForbidden, "token "+tok.Name+" lacks the "+string(need)+" scope")
+			p.Type, p.Title, p.MissingScope = problemForbidden, "Missing scope", string(need)
+			writeProblem(w, p)
+			return
+		}
+		next.ServeHTTP(w, withCaller(r, tok.Name))
 	})
 }
+
+func unauthorized(w http.ResponseWriter, detail string) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="glb", error="invalid_token"`)
+	writeProblem(w, newProblem(http.StatusUnauthorized, detail))
+}
+
+func withCaller(r *http.Request, actor string) *http.Request {
+	ctx := pools.WithCaller(r.Context(), pools.Caller{Actor: actor, Method: r.Method})
+	return r.WithContext(ctx)
+}
+
+// callerOf is who the request authenticated as.
+func callerOf(ctx context.Context) string { return pools.CallerOf(ctx).Actor }

@@ -48,6 +48,7 @@ type env struct {
 	store pools.Store
 	reg   *prometheus.Registry
 	token string
+	audit auditTrail
 }
 
 // newEnv serves the API over a real HTTP server and a real store; opt
@@ -62,6 +63,7 @@ func newEnv(t *testing.T, opt func(*api.Options)) *env {
 	e.token = o.Token
 	e.srv = httptest.NewServer(api.New(o))
 	t.Cleanup(e.srv.Close)
+	t.Cleanup(e.checkAudit) // runs first, with the store still open
 	return e
 }
 
@@ -141,6 +143,7 @@ func (e *env) do(method, path string, body any, hdr ...string) response {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	e.noteWrite(req, resp.StatusCode, b)
 	return response{status: resp.StatusCode, header: resp.Header, body: b}
 }
 

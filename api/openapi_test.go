@@ -69,8 +69,9 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	if !slices.Equal(served, documented) {
 		t.Fatalf("routes and OpenAPI operations differ\nserved:     %v\ndocumented: %v", served, documented)
 	}
-	// 5 kinds × 6 operations, health, explain, the document and 3 probes.
-	if len(served) != 5*6+6 {
+	// 5 kinds × 6 operations, health, explain, the document, 3 probes,
+	// 4 token operations and the audit log.
+	if len(served) != 5*6+6+5 {
 		t.Fatalf("%d routes: %v", len(served), served)
 	}
 }
@@ -94,6 +95,10 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"Network":          pools.Network{},
 		"FieldError":       pools.FieldError{},
 		"Referrer":         pools.Referrer{},
+		"Token":            pools.Token{},
+		"AuditEntry":       pools.AuditEntry{},
+		"HealthTransition": pools.HealthTransition{},
+		"RegionHealth":     pools.RegionHealth{},
 	}
 	for name, v := range cases {
 		s, ok := doc.Components.Schemas[name]

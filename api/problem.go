@@ -34,6 +34,8 @@ type Problem struct {
 	Referrers []pools.Referrer `json:"referrers,omitempty"`
 	// Offset is the byte offset of a JSON syntax error.
 	Offset *int64 `json:"offset,omitempty"`
+	// MissingScope names the scope a token lacks (403).
+	MissingScope string `json:"missing_scope,omitempty"`
 }
 
 // Error lets handlers return a *Problem they built themselves.

@@ -50,7 +50,8 @@ type Options struct {
 
 type server struct {
 	Options
-	log *slog.Logger
+	log    *slog.Logger
+	tokens *tokenCache
 }
 
 // New returns the HTTP handler of the API, /healthz, /readyz and /metrics.
@@ -68,6 +69,7 @@ func New(o Options) http.Handler {
 	if s.Now == nil {
 		s.Now = time.Now
 	}
+	s.tokens = newTokenCache(s.Store, s.Now, s.log)
 
 	r := chi.NewRouter()
 	r.Use(newHTTPMetrics(s.Registry).middleware, s.recoverer)
@@ -107,6 +109,7 @@ func New(o Options) http.Handler {
 		}
 		r.Get(Prefix+"/pools/{id}/health", s.poolHealth)
 		r.Get(Prefix+"/load_balancers/{id}/explain", s.explain)
+		s.accessRoutes(r)
 	})
 	return r
 }

@@ -1,0 +1,140 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// auditTrail keeps every write a test sends through env.do, so that when
+// the test ends the audit log can be held against it: each accepted write
+// is there once, by the right actor, with a change that reproduces the
+// object the API answered with; a refused write left nothing.
+type auditTrail struct {
+	mu     sync.Mutex
+	writes []sentWrite
+	actors map[string]string // secret → token name
+}
+
+type sentWrite struct {
+	method, path, actor string
+	status              int
+	body                []byte
+}
+
+// actor registers the token name a secret authenticates as.
+func (e *env) actor(secret, name string) {
+	e.audit.mu.Lock()
+	defer e.audit.mu.Unlock()
+	if e.audit.actors == nil {
+		e.audit.actors = map[string]string{}
+	}
+	e.audit.actors[secret] = name
+}
+
+func (e *env) noteWrite(req *http.Request, status int, body []byte) {
+	if req.Method == http.MethodGet || req.Method == http.MethodHead || !strings.HasPrefix(req.URL.Path, "/api/v1/") {
+		return
+	}
+	e.audit.mu.Lock()
+	defer e.audit.mu.Unlock()
+	actor := pools.ActorAnonymous
+	if _, secret, ok := strings.Cut(req.Header.Get("Authorization"), " "); ok {
+		actor = e.audit.actors[secret]
+		if e.token != "" && secret == e.token {
+			actor = pools.ActorBootstrap
+		}
+	}
+	e.audit.writes = append(e.audit.writes, sentWrite{req.Method, req.URL.Path, actor, status, body})
+}
+
+// checkAudit runs when the test ends.
+func (e *env) checkAudit() {
+	t := e.t
+	if t.Failed() {
+		return
+	}
+	e.audit.mu.Lock()
+	defer e.audit.mu.Unlock()
+	var accepted []sentWrite
+	for _, w := range e.audit.writes {
+		if w.status/100 == 2 {
+			accepted = append(accepted, w)
+		}
+	}
+	var entries []pools.AuditEntry
+	for page := 1; ; page++ {
+		res, err := e.store.Audit(context.Background(), pools.AuditFilter{}, pools.Page{Page: page, PerPage: 1000})
+		if errors.Is(err, pools.ErrUnavailable) && len(accepted) == 0 {
+			return // the test closed the store, and nothing was written
+		}
+		if err != nil {
+			t.Fatalf("audit: %v", err)
+		}
+		for _, en := range res.Items {
+			if en.Kind != pools.KindHealth {
+				entries = append(entries, en)
+			}
+		}
+		if len(res.Items) < 1000 {
+			break
+		}
+	}
+	if len(entries) != len(accepted) {
+		t.Errorf("audit log has %d entries for %d accepted writes (of %d sent)", len(entries), len(accepted), len(e.audit.writes))
+	}
+	used := make([]bool, len(entries))
+	for _, w := range accepted {
+		kind, id, result := writeTarget(w)
+		found := false
+		for i, en := range entries {
+			if used[i] || en.Kind != kind || en.ObjectID != id || en.Method != w.method || en.Actor != w.actor {
+				continue
+			}
+			if w.method == http.MethodDelete {
+				if string(en.After) != "null" || string(en.Before) == "null" {
+					continue
+				}
+			} else if !sameJSON(en.After, result) {
+				continue
+			}
+			used[i], found = true, true
+			break
+		}
+		if !found {
+			t.Errorf("%s %s (%d, by %s): no audit entry reproduces it; result %s", w.method, w.path, w.status, w.actor, result)
+		}
+	}
+}
+
+// writeTarget returns the kind and id a write changed and the object it
+// answered with (the token without its secret).
+func writeTarget(w sentWrite) (pools.Kind, string, map[string]any) {
+	parts := strings.Split(strings.TrimPrefix(w.path, "/api/v1/"), "/")
+	kind := pools.Kind(parts[0])
+	var out struct{ Result map[string]any }
+	_ = json.Unmarshal(w.body, &out)
+	if len(parts) > 1 {
+		return kind, parts[1], out.Result
+	}
+	id, _ := out.Result["id"].(string)
+	if kind == pools.KindToken {
+		id, _ = out.Result["name"].(string)
+		delete(out.Result, "secret")
+	}
+	return kind, id, out.Result
+}
+
+func sameJSON(raw json.RawMessage, want map[string]any) bool {
+	var got map[string]any
+	if err := json.Unmarshal(raw, &got); err != nil {
+		return false
+	}
+	return reflect.DeepEqual(got, want)
+}

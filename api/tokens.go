@@ -1,0 +1,121 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"reflect"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// tokenRequest is the body of POST /tokens.
+type tokenRequest struct {
+	Name      string        `json:"name"`
+	Scopes    []pools.Scope `json:"scopes"`
+	ExpiresOn *time.Time    `json:"expires_on"`
+}
+
+// NewToken is the answer to POST /tokens: the token and, this once, its
+// secret.
+type NewToken struct {
+	pools.Token
+	Secret string `json:"secret"`
+}
+
+func (s *server) createToken(w http.ResponseWriter, r *http.Request) {
+	doc, err := readJSON(w, r, false)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var req tokenRequest
+	if err := decodeInto(doc, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	secret, hash := pools.NewTokenSecret()
+	tok, err := s.Store.CreateToken(r.Context(), pools.Token{Name: req.Name, Scopes: req.Scopes, ExpiresOn: req.ExpiresOn, Hash: hash})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.log.Info("token created", "token", tok.Name, "scopes", tok.Scopes, "by", callerOf(r.Context()))
+	w.Header().Set("Location", Prefix+"/tokens/"+tok.Name)
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusCreated, item{Result: NewToken{Token: tok, Secret: secret}})
+}
+
+func (s *server) listTokens(w http.ResponseWriter, r *http.Request) {
+	page, err := parsePage(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	all, err := s.Store.Tokens(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	offset, limit := page.Bounds()
+	items := all[min(offset, len(all)):min(offset+limit, len(all))]
+	writeJSON(w, http.StatusOK, pageOf(items, page, len(all)))
+}
+
+func (s *server) getToken(w http.ResponseWriter, r *http.Request) {
+	tok, err := s.Store.Token(r.Context(), chi.URLParam(r, "name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, item{Result: tok})
+}
+
+func (s *server) deleteToken(w http.ResponseWriter, r *http.Request) {
+	name := chi.URLParam(r, "name")
+	if err := s.Store.DeleteToken(r.Context(), name); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.tokens.invalidate()
+	s.log.Info("token revoked", "token", name, "by", callerOf(r.Context()))
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// decodeInto decodes a generic JSON object into v strictly, naming every
+// unknown or mistyped field like the resources do.
+func decodeInto(doc map[string]any, v any) error {
+	var fes []pools.FieldError
+	checkShape(doc, reflect.TypeOf(v), "", &fes)
+	if len(fes) > 0 {
+		return badRequest(fmt.Sprintf("%d field(s) at fault; nothing was stored", len(fes)), fes...)
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("re-encode request: %w", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return badRequest(err.Error()) // the walk should have caught it
+	}
+	return nil
+}
+
+// pageList is the envelope of one page of anything.
+type pageList[T any] struct {
+	Result     []T        `json:"result"`
+	ResultInfo resultInfo `json:"result_info"`
+}
+
+func pageOf[T any](items []T, page pools.Page, total int) pageList[T] {
+	_, per := page.Bounds()
+	if items == nil {
+		items = []T{}
+	}
+	return pageList[T]{Result: items, ResultInfo: resultInfo{
+		Page: max(page.Page, 1), PerPage: per, Count: len(items), TotalCount: total,
+		TotalPages: (total + per - 1) / per,
+	}}
+}
