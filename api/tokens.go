@@ -1,10 +1,8 @@
 package api
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"reflect"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -88,17 +86,12 @@ func (s *server) deleteToken(w http.ResponseWriter, r *http.Request) {
 // decodeInto decodes a generic JSON object into v strictly, naming every
 // unknown or mistyped field like the resources do.
 func decodeInto(doc map[string]any, v any) error {
-	var fes []pools.FieldError
-	checkShape(doc, reflect.TypeOf(v), "", &fes)
+	fes, err := pools.DecodeInto(doc, v)
+	if err != nil {
+		return err
+	}
 	if len(fes) > 0 {
 		return badRequest(fmt.Sprintf("%d field(s) at fault; nothing was stored", len(fes)), fes...)
-	}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return fmt.Errorf("re-encode request: %w", err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return badRequest(err.Error()) // the walk should have caught it
 	}
 	return nil
 }

@@ -22,20 +22,30 @@ func Decode(k Kind, doc map[string]any) (Object, []FieldError, error) {
 	if o == nil {
 		return nil, nil, fmt.Errorf("unknown kind %q", k)
 	}
+	fes, err := DecodeInto(doc, o)
+	if err != nil || len(fes) > 0 {
+		return nil, fes, err
+	}
+	return o, nil, nil
+}
+
+// DecodeInto decodes doc into v (a pointer to any JSON-tagged type) as
+// strictly as Decode: every unknown or mistyped field is reported.
+func DecodeInto(doc map[string]any, v any) ([]FieldError, error) {
 	var fes []FieldError
-	checkShape(doc, reflect.TypeOf(o), "", &fes)
+	checkShape(doc, reflect.TypeOf(v), "", &fes)
 	if len(fes) > 0 {
-		return nil, fes, nil
+		return fes, nil
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {
-		return nil, nil, fmt.Errorf("re-encode %s: %w", k.Singular(), err)
+		return nil, fmt.Errorf("re-encode %T: %w", v, err)
 	}
-	if err := json.Unmarshal(b, o); err != nil {
+	if err := json.Unmarshal(b, v); err != nil {
 		// The walk should have caught it; report it as the document's fault.
-		return nil, []FieldError{{Path: pathOrRoot(""), Message: err.Error()}}, nil
+		return []FieldError{{Path: pathOrRoot(""), Message: err.Error()}}, nil
 	}
-	return o, nil, nil
+	return nil, nil
 }
 
 var timeType = reflect.TypeFor[time.Time]()
