@@ -27,6 +27,8 @@ func TestHandlerAllocatesNothing(t *testing.T) {
 		benchQuery(t, "ns1.glb.example.com.", ""),
 		benchQuery(t, "lb-geo.glb.example.com.", "198.51.100.0/24"),
 		benchQuery(t, "www.glb.example.com.", "203.0.113.0/24"),
+		benchQuery(t, "www.sub.glb.example.com.", ""), // referral with glue
+		benchQuery(t, "nope.sub.glb.example.com.", ""),
 	} {
 		if n := testing.AllocsPerRun(1000, func() { w.handle(s, q, src, false) }); n != 0 {
 			t.Errorf("%.1f allocations per query, want 0", n)

@@ -30,10 +30,31 @@ func manyAAAA() []string {
 	return out
 }
 
+var (
+	subNS   = []string{"sub.glb.example.com. 300 IN NS ns.sub.glb.example.com.", "sub.glb.example.com. 300 IN NS ns.other.test."}
+	subGlue = []string{"ns.sub.glb.example.com. 300 IN A 192.0.2.80", "ns.sub.glb.example.com. 300 IN AAAA 2001:db8::80"}
+)
+
 var cases = []tcase{
 	{name: "apex SOA", qname: "glb.example.com.", qtype: dns.TypeSOA, flags: "qr aa", answer: []string{soa}},
-	{name: "apex NS", qname: "glb.example.com.", qtype: dns.TypeNS, flags: "qr aa",
-		answer: []string{"glb.example.com. 300 IN NS ns1.glb.example.com.", "glb.example.com. 300 IN NS ns2.glb.example.com."}},
+	{name: "apex NS with in-zone glue", qname: "glb.example.com.", qtype: dns.TypeNS, flags: "qr aa",
+		answer: []string{"glb.example.com. 300 IN NS ns1.glb.example.com.", "glb.example.com. 300 IN NS ns2.glb.example.com."},
+		extra:  []string{"ns1.glb.example.com. 300 IN A 192.0.2.53", "ns2.glb.example.com. 300 IN A 192.0.2.54"}},
+	{name: "apex NS, nameserver out of zone: no glue", qname: "other.test.", qtype: dns.TypeNS, flags: "qr aa",
+		answer: []string{"other.test. 300 IN NS ns.other.test."}},
+	{name: "referral at the cut", qname: "sub.glb.example.com.", qtype: dns.TypeA, flags: "qr", ns: subNS, extra: subGlue},
+	{name: "referral below the cut", qname: "www.sub.glb.example.com.", qtype: dns.TypeA, edns: true, flags: "qr", ns: subNS, extra: subGlue},
+	{name: "referral for NS at the cut", qname: "sub.glb.example.com.", qtype: dns.TypeNS, flags: "qr", ns: subNS, extra: subGlue},
+	{name: "referral for ANY at the cut", qname: "sub.glb.example.com.", qtype: dns.TypeANY, flags: "qr", ns: subNS, extra: subGlue},
+	{name: "glue is not answered with AA", qname: "ns.sub.glb.example.com.", qtype: dns.TypeA, flags: "qr", ns: subNS, extra: subGlue},
+	{name: "DS below the cut is referred", qname: "x.sub.glb.example.com.", qtype: dns.TypeDS, flags: "qr", ns: subNS, extra: subGlue},
+	{name: "DS at the cut answered by the parent", qname: "sub.glb.example.com.", qtype: dns.TypeDS, flags: "qr aa",
+		answer: []string{"sub.glb.example.com. 300 IN DS 12345 13 2 " + testDigest}},
+	{name: "DS at a cut without one: NODATA", qname: "nods.glb.example.com.", qtype: dns.TypeDS, flags: "qr aa", ns: []string{negSOA}},
+	{name: "referral with glue from elsewhere in the zone", qname: "a.nods.glb.example.com.", qtype: dns.TypeAAAA, flags: "qr",
+		ns: []string{"nods.glb.example.com. 300 IN NS ns1.glb.example.com."}, extra: []string{"ns1.glb.example.com. 300 IN A 192.0.2.53"}},
+	{name: "CNAME into a delegation is not followed", qname: "tosub.glb.example.com.", qtype: dns.TypeA, flags: "qr aa",
+		answer: []string{"tosub.glb.example.com. 300 IN CNAME www.sub.glb.example.com."}},
 	{name: "static A", qname: "ns1.glb.example.com.", qtype: dns.TypeA, flags: "qr aa", answer: []string{"ns1.glb.example.com. 300 IN A 192.0.2.53"}},
 	{name: "letter case kept, RD and CD copied", qname: "NS1.Glb.Example.COM.", qtype: dns.TypeA, rd: true, cd: true,
 		flags: "qr aa rd cd", answer: []string{"ns1.glb.example.com. 300 IN A 192.0.2.53"}},

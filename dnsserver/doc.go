@@ -36,6 +36,11 @@
 //     the prefix, scope 0) and echoed with the scope of the answer: the
 //     decision's Scope for a load balancer answer, 0 otherwise.
 //
-// Delegations below a zone apex are not served: NS records there are
-// answered as data, without a referral.
+// Zone cuts (RFC 1034 §4.2.1, referral.go): NS records on a name below
+// the apex delegate that subtree. A query at or below the cut gets a
+// referral (NOERROR, AA clear, the NS set in authority, the A/AAAA of
+// nameservers inside the zone in additional); a DS query at the cut is
+// answered by the parent with AA. Records below a cut serve only as glue.
+// An apex NS answer carries the same in-zone glue; nothing else is added
+// unsolicited.
 package dnsserver

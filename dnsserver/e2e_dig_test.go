@@ -18,6 +18,7 @@ type digReply struct {
 	opcode  string
 	answer  []string // "name ttl class type rdata", whitespace collapsed
 	auth    []string
+	extra   []string // additional section, without the OPT
 	hasOPT  bool
 	version string
 	ecs     string // "198.51.100.0/24/24"
@@ -62,12 +63,16 @@ func dig(t *testing.T, port string, args ...string) digReply {
 			sec = "answer"
 		case strings.HasPrefix(line, ";; AUTHORITY SECTION:"):
 			sec = "auth"
+		case strings.HasPrefix(line, ";; ADDITIONAL SECTION:"):
+			sec = "extra"
 		case strings.HasPrefix(line, ";;"), line == "":
 			sec = ""
 		case sec == "answer":
 			r.answer = append(r.answer, strings.Join(strings.Fields(line), " "))
 		case sec == "auth":
 			r.auth = append(r.auth, strings.Join(strings.Fields(line), " "))
+		case sec == "extra":
+			r.extra = append(r.extra, strings.Join(strings.Fields(line), " "))
 		}
 	}
 	return r

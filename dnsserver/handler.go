@@ -117,7 +117,15 @@ func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr) {
 	snap := lv.snap
 	name := b.r.name()
 	qtype := b.r.qtype
-	for range maxChain {
+	for i := range maxChain {
+		if c := z.delegation(name); c != nil && (qtype != typeDS || !bytes.Equal(name, c.name)) {
+			if i == 0 {
+				s.referral(z, c, b)
+			}
+			// A CNAME into a delegated subtree ends here: the resolver
+			// follows the target to the child's servers itself.
+			return
+		}
 		n := z.nodes[string(name)]
 		if n == nil {
 			b.rcode = rcodeNXDomain
@@ -152,6 +160,9 @@ func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr) {
 			if set := n.rrset(qtype); set != nil {
 				for _, t := range set.rrs {
 					b.answer(n.name, t)
+				}
+				if qtype == typeNS && len(n.name) == len(z.apex) {
+					b.glue(z.apexGlue)
 				}
 				return
 			}
@@ -207,6 +218,7 @@ type builder struct {
 	flags     uint16
 	rcode     int
 	an, ns    uint16
+	ar        uint16 // additional records besides the OPT
 	qd        uint16
 	qend      int
 	scope     int
@@ -289,13 +301,13 @@ func (b *builder) finish() []byte {
 		// No partial RRset: every section goes and TC tells the resolver
 		// to ask again over TCP.
 		b.buf = b.buf[:b.qend]
-		b.an, b.ns = 0, 0
+		b.an, b.ns, b.ar = 0, 0, 0
 		b.flags |= flagTC
 		b.truncated = true
 	}
-	ar := uint16(0)
+	ar := b.ar
 	if opt {
-		ar = 1
+		ar++
 		var ttl uint32
 		ttl |= uint32(b.rcode>>4) << 24
 		if r.do {

@@ -20,6 +20,8 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
+const testDigest = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
 // testConfig is the configuration every behaviour test answers from.
 func testConfig() *pools.Config {
 	z := pools.DefaultZone()
@@ -39,6 +41,15 @@ func testConfig() *pools.Config {
 		{Name: "txt.glb.example.com", Type: "TXT", Content: `"hello world"`, TTL: 120},
 		{Name: "a.b.c.deep.glb.example.com", Type: "A", Content: "192.0.2.99"},
 		{Name: "mx.glb.example.com", Type: "MX", Content: "10 mail.glb.example.com."},
+		// A delegation with in-zone glue, an out-of-zone nameserver and a DS.
+		{Name: "sub.glb.example.com", Type: "NS", Content: "ns.sub.glb.example.com."},
+		{Name: "sub.glb.example.com", Type: "NS", Content: "ns.other.test."},
+		{Name: "sub.glb.example.com", Type: "DS", Content: "12345 13 2 " + testDigest},
+		{Name: "ns.sub.glb.example.com", Type: "A", Content: "192.0.2.80"},
+		{Name: "ns.sub.glb.example.com", Type: "AAAA", Content: "2001:db8::80"},
+		// A delegation without DS whose nameserver is elsewhere in the zone.
+		{Name: "nods.glb.example.com", Type: "NS", Content: "ns1.glb.example.com."},
+		{Name: "tosub.glb.example.com", Type: "CNAME", Content: "www.sub.glb.example.com."},
 	}, big...)
 	o := pools.DefaultZone()
 	o.ID, o.Name, o.Serial, o.Nameservers = "z2", "other.test", 7, []string{"ns.other.test"}

@@ -45,6 +45,10 @@ type zone struct {
 	soa    []byte // SOA tail with the zone TTL, for answers
 	negSOA []byte // SOA tail with min(TTL, minimum), for negative answers
 	hinfo  []byte // RFC 8482 HINFO tail
+	// hasCuts: some name below the apex has NS records (referral.go).
+	hasCuts bool
+	// apexGlue is the additional section of an apex NS answer.
+	apexGlue []glue
 }
 
 // node is one existing name: with records, a load balancer, or neither
@@ -56,6 +60,9 @@ type node struct {
 	lbIdx  int
 	// target of the name's CNAME (wire, lower case), when it has one.
 	target []byte
+	// cut is set on a delegation point; deleg is the cut this name is at
+	// or below, nil where the zone is authoritative.
+	cut, deleg *cut
 }
 
 type rrset struct {
@@ -257,6 +264,7 @@ func compileZone(pz *pools.Zone) (*zone, error) {
 			return nil, fmt.Errorf("%s: a CNAME cannot share its name with other records", wireString(n.name))
 		}
 	}
+	z.compileCuts()
 	return z, nil
 }
 

@@ -29,6 +29,7 @@ const (
 	typeMX    = 15
 	typeTXT   = 16
 	typeAAAA  = 28
+	typeDS    = 43
 	typeOPT   = 41
 	typeIXFR  = 251
 	typeAXFR  = 252

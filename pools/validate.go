@@ -45,7 +45,7 @@ type References interface {
 }
 
 // Validate checks a zone on its own.
-func (z *Zone) Validate(_ References) error {
+func (z *Zone) Validate(refs References) error {
 	var e errs
 	nameOK := true
 	if msg := checkHostname(z.Name, false); msg != "" {
@@ -89,7 +89,7 @@ func (z *Zone) Validate(_ References) error {
 		}
 		if msg := checkRecordContent(r.Type, r.Content); msg != "" {
 			if msg == errUnknownType {
-				e.add(p+".type", "unsupported type %q (A, AAAA, CNAME, TXT, MX, CAA, NS)", r.Type)
+				e.add(p+".type", "unsupported type %q (A, AAAA, CNAME, TXT, MX, CAA, NS, DS)", r.Type)
 			} else {
 				e.add(p+".content", "%s", msg)
 			}
@@ -97,6 +97,9 @@ func (z *Zone) Validate(_ References) error {
 		if strings.EqualFold(r.Type, "CNAME") && CanonicalName(r.Name) == zone {
 			e.add(p+".name", "a CNAME cannot be at the zone apex")
 		}
+	}
+	if nameOK {
+		z.checkCuts(refs, &e)
 	}
 	return e.err()
 }
@@ -120,6 +123,8 @@ func checkRecordContent(typ, content string) string {
 		if msg := checkHostname(content, false); msg != "" {
 			return "target " + msg
 		}
+	case "DS":
+		return checkDS(content)
 	case "TXT":
 		if content == "" {
 			return "must not be empty"
@@ -303,6 +308,8 @@ func (l *LoadBalancer) Validate(refs References) error {
 		e.add("name", "%s", msg)
 	} else if zoneOK && !InZone(CanonicalName(l.Name), zoneName) {
 		e.add("name", "%q is not inside zone %q", l.Name, zoneName)
+	} else if zoneOK {
+		l.checkCut(refs, &e)
 	}
 	if l.TTL < 1 || l.TTL > 86400 {
 		e.add("ttl", "must be in [1, 86400]")

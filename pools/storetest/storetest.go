@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"ConcurrentWritersSerialise", testConcurrent},
 		{"ZoneKeys", testZoneKeys},
 		{"ZoneKeysConcurrent", testZoneKeysConcurrent},
+		{"ZoneCuts", testZoneCuts},
 	}
 	tests = append(tests, accessTests...)
 	for _, tc := range tests {
