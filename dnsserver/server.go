@@ -53,9 +53,13 @@ type Server struct {
 	bound  map[[2]string]bool // answers children of the live snapshot
 	boundL map[string]bool
 
-	udp  []*net.UDPConn
-	tcp  net.Listener
-	addr netip.AddrPort
+	udp []*net.UDPConn
+	tcp net.Listener
+	// portableUDP makes every UDP socket use the one-packet-per-call
+	// loop even where a batched one exists (tests compare the two).
+	portableUDP bool
+	batchedUDP  atomic.Int32 // sockets served by the batched loop (tests)
+	addr        netip.AddrPort
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -263,24 +267,6 @@ func (s *Server) closeListeners() {
 	}
 	if s.tcp != nil {
 		_ = s.tcp.Close()
-	}
-}
-
-func (s *Server) serveUDP(c *net.UDPConn) {
-	defer s.wg.Done()
-	in := make([]byte, 65535)
-	w := newWorker()
-	for {
-		n, from, err := c.ReadFromUDPAddrPort(in)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue
-		}
-		if reply := w.handle(s, in[:n], from.Addr(), false); reply != nil {
-			_, _ = c.WriteToUDPAddrPort(reply, from)
-		}
 	}
 }
 

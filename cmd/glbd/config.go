@@ -47,6 +47,9 @@ type Config struct {
 	Migrate bool
 	// LogLevel is debug, info, warn or error. Default info.
 	LogLevel string
+	// PprofListen is a loopback address serving net/http/pprof under
+	// /debug/pprof/; empty (the default) serves none.
+	PprofListen string
 }
 
 // parseConfig reads flags (args) over environment variables (env).
@@ -72,6 +75,7 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 	str(&c.Region, "region", "", "this node's region code, e.g. WEU")
 	str(&c.CheckSource, "check-source", "", "local address health checks are sent from")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	str(&c.PprofListen, "pprof-listen", "", "loopback address serving /debug/pprof/; empty = off")
 	migrate := true
 	if e := env(envName("migrate")); e != "" {
 		b, err := strconv.ParseBool(e)
@@ -119,6 +123,7 @@ func (c *Config) validate() error {
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("--data-dir: required"))
 	}
+	errs = append(errs, c.validatePprof()...)
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		errs = append(errs, fmt.Errorf("--log-level %q: %w", c.LogLevel, err))

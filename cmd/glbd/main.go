@@ -145,6 +145,13 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		Publisher: store, Logger: log, Registerer: reg,
 	})
 
+	if cfg.PprofListen != "" {
+		_, stop, err := startPprof(cfg.PprofListen, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	dns, err := startDNS(ctx, cfg.DNSListen, geo, log, reg)
 	if err != nil {
 		return fmt.Errorf("dns: %w", err)

@@ -1,0 +1,165 @@
+//go:build linux
+
+package dnsserver
+
+import (
+	"net"
+	"net/netip"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	// udpBatch is how many datagrams one recvmmsg may return and one
+	// sendmmsg may send. A read never waits to fill it: the batch is what
+	// the socket held, so a lone query is answered as soon as it arrives.
+	udpBatch = 32
+	// udpDatagram is the largest datagram read, as on the portable path,
+	// so that both hand the handler the same bytes.
+	udpDatagram = 65535
+)
+
+// batchIO is one socket's reusable recvmmsg/sendmmsg state. It lives on
+// the heap and is never moved, so the kernel may be given pointers into
+// it; the pointers are Go pointers, so the buffers stay reachable.
+type batchIO struct {
+	rhdr  [udpBatch]unix.Mmsghdr
+	riov  [udpBatch]unix.Iovec
+	names [udpBatch]unix.RawSockaddrInet6 // large enough for IPv4 too
+	shdr  [udpBatch]unix.Mmsghdr
+	siov  [udpBatch]unix.Iovec
+	in    [udpBatch][]byte
+	out   [udpBatch][]byte
+
+	n     int        // datagrams the last read returned
+	rerr  unix.Errno // error of the last read
+	nsend int        // replies queued in shdr
+	sent  int        // replies of shdr handed to the kernel so far
+	recv  func(uintptr) bool
+	send  func(uintptr) bool
+}
+
+func newBatchIO() *batchIO {
+	b := &batchIO{}
+	in := make([]byte, udpBatch*udpDatagram)
+	out := make([]byte, udpBatch*udpDatagram)
+	for i := range udpBatch {
+		b.in[i] = in[i*udpDatagram : (i+1)*udpDatagram : (i+1)*udpDatagram]
+		b.out[i] = out[i*udpDatagram : i*udpDatagram : (i+1)*udpDatagram]
+		b.riov[i].Base = &b.in[i][0]
+		b.riov[i].SetLen(udpDatagram)
+		h := &b.rhdr[i].Hdr
+		h.Name = (*byte)(unsafe.Pointer(&b.names[i]))
+		h.Iov = &b.riov[i]
+		h.SetIovlen(1)
+	}
+	// Method values made once: a closure per call would allocate.
+	b.recv = b.recvmmsg
+	b.send = b.sendmmsg
+	return b
+}
+
+// recvmmsg reads what the socket holds, up to udpBatch datagrams. It
+// returns false only when there is nothing to read, so that the runtime
+// parks the goroutine until the socket is readable.
+func (b *batchIO) recvmmsg(fd uintptr) bool {
+	for i := range udpBatch {
+		b.rhdr[i].Hdr.Namelen = unix.SizeofSockaddrInet6
+		b.rhdr[i].Hdr.Flags = 0
+	}
+	for {
+		// A raw system call: the socket is non-blocking, so the call
+		// cannot block and the scheduler need not hand off the P.
+		n, _, e := unix.RawSyscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.rhdr[0])), udpBatch, unix.MSG_DONTWAIT, 0, 0)
+		switch e {
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return false
+		case 0:
+			b.n, b.rerr = int(n), 0
+		default:
+			b.n, b.rerr = 0, e
+		}
+		return true
+	}
+}
+
+// sendmmsg sends the queued replies, returning false when the socket's
+// send buffer is full so that the runtime waits until it drains. A reply
+// the kernel refuses is skipped: to the client it is a lost datagram.
+func (b *batchIO) sendmmsg(fd uintptr) bool {
+	for b.sent < b.nsend {
+		n, _, e := unix.RawSyscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.shdr[b.sent])), uintptr(b.nsend-b.sent), unix.MSG_DONTWAIT, 0, 0)
+		switch e {
+		case 0:
+			b.sent += int(n)
+		case unix.EINTR:
+		case unix.EAGAIN:
+			return false
+		default:
+			b.sent++
+		}
+	}
+	return true
+}
+
+// source is the sender of datagram i, as the portable path reports it
+// (an IPv4 sender on an IPv6 socket is IPv4-mapped) but without a zone.
+func (b *batchIO) source(i int) netip.Addr {
+	sa := &b.names[i]
+	if sa.Family == unix.AF_INET {
+		return netip.AddrFrom4((*unix.RawSockaddrInet4)(unsafe.Pointer(sa)).Addr)
+	}
+	return netip.AddrFrom16(sa.Addr)
+}
+
+// queue adds reply, answering datagram i, to the next sendmmsg.
+func (b *batchIO) queue(i int, reply []byte) {
+	k := b.nsend
+	b.siov[k].Base = &reply[0]
+	b.siov[k].SetLen(len(reply))
+	h := &b.shdr[k].Hdr
+	h.Name = (*byte)(unsafe.Pointer(&b.names[i]))
+	h.Namelen = b.rhdr[i].Hdr.Namelen
+	h.Iov = &b.siov[k]
+	h.SetIovlen(1)
+	b.nsend++
+}
+
+// serveUDPBatched answers c with recvmmsg and sendmmsg until c is closed.
+// It returns false, having answered nothing, where the kernel lacks them.
+func (s *Server) serveUDPBatched(c *net.UDPConn) bool {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	b := newBatchIO()
+	w := &worker{}
+	s.batchedUDP.Add(1)
+	for {
+		if err := rc.Read(b.recv); err != nil {
+			return true // closed
+		}
+		if b.rerr != 0 {
+			if b.rerr == unix.ENOSYS {
+				s.batchedUDP.Add(-1)
+				return false
+			}
+			continue
+		}
+		b.nsend, b.sent = 0, 0
+		for i := range b.n {
+			w.out = b.out[i][:0]
+			if reply := w.handle(s, b.in[i][:b.rhdr[i].Len], b.source(i), false); len(reply) > 0 {
+				b.queue(i, reply)
+			}
+		}
+		if b.nsend > 0 {
+			if err := rc.Write(b.send); err != nil {
+				return true
+			}
+		}
+	}
+}

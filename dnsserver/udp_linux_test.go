@@ -1,0 +1,67 @@
+package dnsserver
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+)
+
+// TestBatchIO: datagrams waiting on a socket come back from one read, in
+// order, each with its sender, and the replies go out in one write to the
+// right senders.
+func TestBatchIO(t *testing.T) {
+	t.Parallel()
+	srv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	rc, err := srv.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 10
+	var clients [2]*net.UDPConn
+	for i := range clients {
+		if clients[i], err = net.DialUDP("udp", nil, srv.LocalAddr().(*net.UDPAddr)); err != nil {
+			t.Fatal(err)
+		}
+		defer clients[i].Close()
+	}
+	for i := range n {
+		if _, err := clients[i%2].Write(fmt.Appendf(nil, "q%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := newBatchIO()
+	if err := rc.Read(b.recv); err != nil || b.rerr != 0 {
+		t.Fatalf("read: %v %v", err, b.rerr)
+	}
+	if b.n != n {
+		t.Fatalf("one read returned %d datagrams, want the %d waiting", b.n, n)
+	}
+	for i := range n {
+		from := clients[i%2].LocalAddr().(*net.UDPAddr).AddrPort().Addr()
+		if got := b.in[i][:b.rhdr[i].Len]; string(got) != fmt.Sprintf("q%d", i) || b.source(i) != from {
+			t.Errorf("datagram %d: %q from %v, want q%d from %v", i, got, b.source(i), i, from)
+		}
+		b.queue(i, fmt.Appendf(b.out[i][:0], "r%d", i))
+	}
+	if err := rc.Write(b.send); err != nil || b.sent != n {
+		t.Fatalf("write: %v, %d of %d sent", err, b.sent, n)
+	}
+	buf := make([]byte, 16)
+	for i := range n {
+		c := clients[i%2]
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		k, err := c.Read(buf)
+		if err != nil {
+			t.Fatalf("reply %d: %v", i, err)
+		}
+		if want := fmt.Appendf(nil, "r%d", i); !bytes.Equal(buf[:k], want) {
+			t.Errorf("reply %q, want %q", buf[:k], want)
+		}
+	}
+}

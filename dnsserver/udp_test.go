@@ -1,0 +1,191 @@
+package dnsserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"log/slog"
+	"net"
+	"net/netip"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// startUDPPath starts a test server on addr whose UDP sockets use the
+// portable loop, or the batched one where the system has it.
+func startUDPPath(t *testing.T, addr string, portable bool) netip.AddrPort {
+	t.Helper()
+	s, err := New(Config{Addr: addr, UDPSockets: 2, Registerer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.portableUDP = portable
+	s.Publish(compileTest(t, testConfig()))
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	// The loops start in goroutines; wait until each has chosen its path.
+	want := int32(0)
+	if !portable && runtime.GOOS == "linux" {
+		want = 2
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.batchedUDP.Load() != want && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	if got := s.batchedUDP.Load(); got != want {
+		t.Fatalf("%d sockets on the batched path, want %d", got, want)
+	}
+	return s.Addr()
+}
+
+// pathQueries is every UDP behaviour case as wire bytes, with the raw
+// messages dig cannot send; want[i] tells whether query i is answered.
+func pathQueries(t *testing.T) (qs [][]byte, want []bool) {
+	t.Helper()
+	s := newTestServer(t, prometheus.NewRegistry())
+	add := func(q []byte) {
+		qs = append(qs, q)
+		want = append(want, s.handle(q, netipLoopback, false, nil) != nil)
+	}
+	for _, c := range cases {
+		if c.tcp || c.procOnly {
+			continue
+		}
+		q, err := c.msg().Pack()
+		if err != nil {
+			t.Fatal(err)
+		}
+		add(q)
+	}
+	response := rawQuery(t, 0, nil)
+	response[2] |= 0x80
+	add(response)
+	notify := rawQuery(t, 0, nil)
+	notify[2] |= 4 << 3
+	add(notify)
+	add(rawQuery(t, 0, ecsOption(1, 24, 0, 198, 51, 100, 1)))
+	add(rawQuery(t, 0, ecsOption(3, 8, 0, 10)))
+	add(rawQuery(t, 0, []byte{0, 10, 0, 8, 1}))
+	add(rawQuery(t, 0, []byte{0xfd, 0xe9, 0, 2, 1, 2}))
+	add(rawQuery(t, 0, nil)[:20])
+	add([]byte{0, 0, 0})
+	return qs, want
+}
+
+// TestUDPPathsAgree sends every UDP behaviour case to a server on the
+// batched path and to one on the portable path and compares the replies
+// byte for byte: one at a time, then all at once from several clients so
+// that the batched reads hold many datagrams from different senders.
+func TestUDPPathsAgree(t *testing.T) {
+	t.Parallel()
+	qs, want := pathQueries(t)
+	for _, addr := range []string{"127.0.0.1:0", "[::1]:0"} {
+		t.Run(addr, func(t *testing.T) {
+			batched := startUDPPath(t, addr, false)
+			portable := startUDPPath(t, addr, true)
+
+			t.Run("one at a time", func(t *testing.T) {
+				for i, q := range qs {
+					if !want[i] {
+						continue
+					}
+					rb := udpRoundTrip(t, batched, q)
+					rp := udpRoundTrip(t, portable, q)
+					if !bytes.Equal(rb, rp) {
+						t.Errorf("query %d: batched reply\n%x\nportable reply\n%x", i, rb, rp)
+					}
+				}
+			})
+			t.Run("bursts from several clients", func(t *testing.T) {
+				rb := udpBurst(t, batched, qs, want)
+				rp := udpBurst(t, portable, qs, want)
+				for c := range rb {
+					for id, r := range rb[c] {
+						if !bytes.Equal(r, rp[c][id]) {
+							t.Errorf("client %d id %d: batched reply\n%x\nportable reply\n%x", c, id, r, rp[c][id])
+						}
+					}
+				}
+			})
+		})
+	}
+}
+
+func udpRoundTrip(t *testing.T, to netip.AddrPort, q []byte) []byte {
+	t.Helper()
+	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(to))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write(q); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 65535)
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, err := c.Read(buf)
+	if err != nil {
+		t.Fatalf("no reply: %v", err)
+	}
+	return buf[:n]
+}
+
+// udpBurst sends every query from each of several clients, interleaved,
+// before reading any reply, and returns each client's replies by ID.
+func udpBurst(t *testing.T, to netip.AddrPort, qs [][]byte, want []bool) []map[uint16][]byte {
+	t.Helper()
+	const clients = 4
+	conns := make([]*net.UDPConn, clients)
+	for i := range conns {
+		c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(to))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	expect := 0
+	for i, q := range qs {
+		for c, conn := range conns {
+			m := bytes.Clone(q)
+			if len(m) >= 2 {
+				binary.BigEndian.PutUint16(m, uint16(c*1000+i))
+			}
+			if _, err := conn.Write(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if want[i] {
+			expect++
+		}
+	}
+	out := make([]map[uint16][]byte, clients)
+	buf := make([]byte, 65535)
+	for c, conn := range conns {
+		out[c] = map[uint16][]byte{}
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		for len(out[c]) < expect {
+			n, err := conn.Read(buf)
+			if err != nil {
+				t.Fatalf("client %d: %d of %d replies: %v", c, len(out[c]), expect, err)
+			}
+			id := binary.BigEndian.Uint16(buf)
+			if int(id)/1000 != c || !want[int(id)%1000] {
+				t.Fatalf("client %d: reply with id %d", c, id)
+			}
+			out[c][id] = bytes.Clone(buf[:n])
+		}
+	}
+	return out
+}
