@@ -31,7 +31,7 @@ type entry struct {
 	// doc is the object as written, converted to JSON values; it is what
 	// apply sends, so that the API sees exactly the file.
 	doc map[string]any
-	// obj is doc decoded with the API's defaults, in canonical form.
+	// obj is doc decoded with the API's defaults.
 	obj pools.Object
 }
 
@@ -179,7 +179,6 @@ func decodeEntry(f *configFile, k pools.Kind, i int, item any, errs *fileErrors)
 	if len(fes) > 0 || id == "" {
 		return nil
 	}
-	pools.Canonicalize(o)
 	return &entry{kind: k, id: id, path: path, doc: doc, obj: o}
 }
 
