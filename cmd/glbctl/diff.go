@@ -14,7 +14,7 @@ import (
 // fieldDiff is one field whose value differs.
 type fieldDiff struct {
 	path     string
-	from, to any // nil: absent (or empty, which reads back the same)
+	from, to any // nil: absent
 }
 
 func (d fieldDiff) String() string {
@@ -48,9 +48,9 @@ func diffObjects(cur, want pools.Object) ([]fieldDiff, error) {
 	return out, nil
 }
 
-// comparableDoc renders an object as generic JSON without its read-only
-// fields and without empty values, which read back as their default
-// whether they are null, [] or absent.
+// comparableDoc renders an object as generic JSON in the store's
+// canonical form (names, prefixes, [] for null lists), without the fields
+// only the store sets.
 func comparableDoc(o pools.Object) (map[string]any, error) {
 	doc, err := document(o)
 	if err != nil {
@@ -60,8 +60,7 @@ func comparableDoc(o pools.Object) (map[string]any, error) {
 		delete(doc, f)
 	}
 	delete(doc, "id")
-	v, _ := dropEmpty(doc).(map[string]any)
-	return v, nil
+	return doc, nil
 }
 
 // readOnly lists the fields the store sets; a file's values for them are
@@ -89,37 +88,6 @@ func document(o pools.Object) (map[string]any, error) {
 		return nil, fmt.Errorf("decode %s: %w", o.Kind().Singular(), err)
 	}
 	return doc, nil
-}
-
-// dropEmpty removes null, [] and {} members (recursively); it returns nil
-// for a value that is empty itself.
-func dropEmpty(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if e = dropEmpty(e); e == nil {
-				delete(x, k)
-			} else {
-				x[k] = e
-			}
-		}
-		if len(x) == 0 {
-			return nil
-		}
-	case []any:
-		if len(x) == 0 {
-			return nil
-		}
-		for i, e := range x {
-			// An element keeps its place: an empty one is still an element.
-			if d := dropEmpty(e); d != nil {
-				x[i] = d
-			} else if _, ok := e.(map[string]any); ok {
-				x[i] = map[string]any{}
-			}
-		}
-	}
-	return v
 }
 
 // diffValues appends the paths where a and b differ. Objects are compared

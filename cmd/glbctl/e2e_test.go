@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -423,4 +424,26 @@ func TestGetExplainHealth(t *testing.T) {
 		len(h.Origins) != 1 || len(h.Origins[0].Checks) != 1 || !h.Origins[0].Checks[0].Healthy {
 		t.Errorf("health -o json: %+v %v", h, err)
 	}
+}
+
+// TestDocsExample: the example file of docs/glbctl.md applies to a real
+// node, so the guide stays true.
+func TestDocsExample(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../docs/glbctl.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "<!-- glbctl-example -->\n```yaml\n")
+	example, _, ok2 := strings.Cut(rest, "```\n<!-- /glbctl-example -->")
+	if !ok || !ok2 {
+		t.Fatal("docs/glbctl.md has no example between <!-- glbctl-example --> markers")
+	}
+	n := startNode(t)
+	file := writeFile(t, "glb.yaml", example)
+	n.mustCtl(exitDiffers, "diff", "-f", file)
+	n.mustCtl(exitOK, "apply", "-f", file)
+	n.mustCtl(exitOK, "diff", "-f", file, "--prune")
+	exported := writeFile(t, "exported.yaml", n.mustCtl(exitOK, "export"))
+	n.mustCtl(exitOK, "diff", "-f", exported, "--prune")
 }
