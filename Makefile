@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: all build run test vet fmt bench fuzz clean
+.PHONY: all build run test vet fmt bench bench-dns fuzz clean
 
 all: build
 
@@ -25,6 +25,11 @@ test: vet
 bench:
 	@test -f geodata/data/GeoLite2-City.mmdb || scripts/fetch-geodata.sh
 	$(GO) test -run '^$$' -bench . -benchmem ./steering/ ./geodata/ ./dnsserver/
+
+# glbd against gdnsd in one run (dnsperf, pinned and unpinned, www and
+# mix query sets, median of 3); prints the table and the ratios.
+bench-dns:
+	bench/gdnsd.sh
 
 fmt:
 	gofmt -w .

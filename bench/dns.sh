@@ -9,15 +9,13 @@
 # baseline answers its static www.example.com A.
 #
 # Usage: bench/dns.sh            (from anywhere; needs go, dnsperf, dig, curl)
-# Knobs: BENCH_DIR (default: ../shared/bench beside the repository),
-#        DURATION (s, default 15), REPS (default 3), DNSPERF_ARGS
+# Knobs: DURATION (s, default 15), REPS (default 3), DNSPERF_ARGS
 #        (default "-c 4 -T 2 -q 200 -t 1", as in RESULTS.md), RUNDIR,
 #        GLBD_PORT, API_PORT, BASE_PORT.
 # Target: glbd >= 85 % of the baseline's QPS.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BENCH_DIR=${BENCH_DIR:-$ROOT/../shared/bench}
 DURATION=${DURATION:-15}
 REPS=${REPS:-3}
 DNSPERF_ARGS=${DNSPERF_ARGS:--c 4 -T 2 -q 200 -t 1}
@@ -31,7 +29,6 @@ die() { echo "dns.sh: $*" >&2; exit 1; }
 log() { echo "dns.sh: $*" >&2; }
 
 for b in go dnsperf dig curl; do command -v "$b" >/dev/null || die "$b not found"; done
-[ -f "$BENCH_DIR/baseline/main.go" ] || die "baseline not found in $BENCH_DIR (set BENCH_DIR)"
 
 PIDS=()
 cleanup() {
@@ -43,7 +40,7 @@ trap cleanup EXIT
 mkdir -p "$RUNDIR/bin" "$RUNDIR/data" "$RUNDIR/logs"
 log "building glbd and the baseline into $RUNDIR/bin"
 (cd "$ROOT" && go build -o "$RUNDIR/bin/glbd" ./cmd/glbd)
-(cd "$BENCH_DIR/baseline" && go build -o "$RUNDIR/bin/baseline" .)
+(cd "$ROOT" && go build -o "$RUNDIR/bin/baseline" ./bench/baseline)
 
 wait_dns() { # port name answer-regex
   local i
