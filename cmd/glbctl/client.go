@@ -12,10 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/glb-dns/glb/api"
 	"github.com/glb-dns/glb/pools"
 )
 
-const apiPrefix = "/api/v1"
+const apiPrefix = api.Prefix
 
 // client talks to one glb node's REST API.
 type client struct {
@@ -36,21 +37,11 @@ func newClient(c common) (*client, error) {
 	}, nil
 }
 
-// problem is the API's RFC 9457 error body.
-type problem struct {
-	Type      string             `json:"type"`
-	Title     string             `json:"title"`
-	Status    int                `json:"status"`
-	Detail    string             `json:"detail"`
-	Errors    []pools.FieldError `json:"errors"`
-	Referrers []pools.Referrer   `json:"referrers"`
-}
-
 // apiError is a non-2xx answer.
 type apiError struct {
 	Method, Path string
 	Status       int
-	Problem      problem
+	Problem      api.Problem
 }
 
 func (e *apiError) Error() string {
@@ -61,6 +52,9 @@ func (e *apiError) Error() string {
 	}
 	for _, fe := range e.Problem.Errors {
 		fmt.Fprintf(&b, "\n  %s: %s", fe.Path, fe.Message)
+	}
+	if e.Problem.MissingScope != "" {
+		fmt.Fprintf(&b, "\n  the token lacks the scope %q", e.Problem.MissingScope)
 	}
 	for _, r := range e.Problem.Referrers {
 		fmt.Fprintf(&b, "\n  referred to by %s %s (%s)", r.Kind, r.ID, r.Name)
@@ -122,7 +116,7 @@ func (c *client) result(ctx context.Context, path string, out any) error {
 	return nil
 }
 
-// maxPerPage is the API's largest page.
+// maxPerPage is the API's largest page (api.maxPerPage).
 const maxPerPage = 1000
 
 // list returns every object of a kind, in the API's raw JSON, reading
@@ -176,3 +170,22 @@ func objectPath(k pools.Kind, id string) string {
 
 // etag is the If-Match value for a revision, as the API sends its ETag.
 func etag(rev int64) string { return `"` + strconv.FormatInt(rev, 10) + `"` }
+
+// show fetches one API result and prints it: as the API sent it with -o
+// json (or yaml), else drawn by render for a person.
+func show(ctx context.Context, cl *client, path, format string, stdout, stderr io.Writer, render func(w io.Writer, raw json.RawMessage) error) int {
+	var raw json.RawMessage
+	err := cl.result(ctx, path, &raw)
+	if err == nil {
+		if format == "json" || format == "yaml" {
+			err = printRaw(stdout, raw, format)
+		} else {
+			err = render(stdout, raw)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "glbctl:", err)
+		return exitFailed
+	}
+	return exitOK
+}

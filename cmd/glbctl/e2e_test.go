@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/pools/postgres/pgtest"
 )
 
 // fullConfig has every kind. The monitor checks a real TCP listener of the
@@ -134,7 +137,7 @@ func TestApplyEveryKindEmbedded(t *testing.T) {
 
 func TestApplyEveryKindPostgres(t *testing.T) {
 	t.Parallel()
-	testApplyEveryKind(t, startNode(t, "--database-url", freshDatabase(t)))
+	testApplyEveryKind(t, startNode(t, "--database-url", pgtest.URL(t)))
 }
 
 // TestDiffNamesTheField: after an edit of the file, diff names each field
@@ -248,7 +251,7 @@ func TestPrune(t *testing.T) {
 // (embedded) use different stores on purpose.
 func TestExportToEmptyNode(t *testing.T) {
 	t.Parallel()
-	a := startNode(t, "--database-url", freshDatabase(t))
+	a := startNode(t, "--database-url", pgtest.URL(t))
 	b := startNode(t)
 	file, _ := fullFile(t)
 	a.mustCtl(exitOK, "apply", "-f", file)
@@ -419,7 +422,7 @@ func TestGetExplainHealth(t *testing.T) {
 		_, out, errOut := n.ctl("health", "local")
 		return strings.Contains(out, "pool local (local): healthy") && strings.Contains(out, "n1    WEU     healthy"), out + errOut
 	})
-	var h poolHealth
+	var h api.PoolHealth
 	if err := json.Unmarshal([]byte(n.mustCtl(exitOK, "health", "local", "-o", "json")), &h); err != nil ||
 		len(h.Origins) != 1 || len(h.Origins[0].Checks) != 1 || !h.Origins[0].Checks[0].Healthy {
 		t.Errorf("health -o json: %+v %v", h, err)

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/steering"
 )
 
@@ -42,26 +43,15 @@ func runExplain(ctx context.Context, args []string, env func(string) string, std
 	if *ecs != "" {
 		q.Set("ecs", *ecs)
 	}
-	path := objectPath("load_balancers", pos[0]) + "/explain?" + q.Encode()
-	var raw json.RawMessage
-	if err := cl.result(ctx, path, &raw); err != nil {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitFailed
-	}
-	if c.output == "json" {
-		if err := printRaw(stdout, raw, "json"); err != nil {
-			fmt.Fprintln(stderr, "glbctl:", err)
-			return exitFailed
+	path := objectPath(pools.KindLoadBalancer, pos[0]) + "/explain?" + q.Encode()
+	return show(ctx, cl, path, c.output, stdout, stderr, func(w io.Writer, raw json.RawMessage) error {
+		var e explanation
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return fmt.Errorf("decoding the explanation: %w", err)
 		}
-		return exitOK
-	}
-	var e explanation
-	if err := json.Unmarshal(raw, &e); err != nil {
-		fmt.Fprintln(stderr, "glbctl: decoding the explanation:", err)
-		return exitFailed
-	}
-	printExplanation(stdout, &e)
-	return exitOK
+		printExplanation(w, &e)
+		return nil
+	})
 }
 
 // printExplanation follows the decision in the order it was taken:

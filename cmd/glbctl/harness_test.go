@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,8 +17,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // glbdBin is a glbd built once for the end-to-end tests: glbctl is tested
@@ -265,43 +262,4 @@ func writeFile(t *testing.T, name, content string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// freshDatabase creates an empty PostgreSQL database for one test (from
-// DATABASE_URL, else the local default) and drops it after a pass. The
-// test fails, never skips, when PostgreSQL does not answer.
-func freshDatabase(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("DATABASE_URL")
-	if base == "" {
-		base = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("PostgreSQL is required for this test and did not answer at %s (set DATABASE_URL): %v", base, err)
-	}
-	defer conn.Close(context.Background())
-	name := fmt.Sprintf("glbctl_e2e_%d", time.Now().UnixNano())
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	u, err := neturl.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("kept database %s for inspection", u)
-			return
-		}
-		c, err := pgx.Connect(context.Background(), base)
-		if err == nil {
-			_, _ = c.Exec(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)")
-			c.Close(context.Background())
-		}
-	})
-	return u.String()
 }

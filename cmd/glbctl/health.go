@@ -8,35 +8,10 @@ import (
 	"maps"
 	"slices"
 	"strings"
-)
 
-// poolHealth is the part of GET /pools/{id}/health that the table shows.
-type poolHealth struct {
-	Pool           string             `json:"pool"`
-	Name           string             `json:"name"`
-	Enabled        bool               `json:"enabled"`
-	Monitor        string             `json:"monitor"`
-	MinimumOrigins int                `json:"minimum_origins"`
-	Healthy        *bool              `json:"healthy"`
-	RTTMs          map[string]float64 `json:"rtt_ms"`
-	Origins        []struct {
-		Name    string  `json:"name"`
-		Address string  `json:"address"`
-		Enabled bool    `json:"enabled"`
-		Weight  float64 `json:"weight"`
-		Zone    string  `json:"zone"`
-		Healthy *bool   `json:"healthy"`
-		Reason  string  `json:"reason"`
-		Checks  []struct {
-			Node       string  `json:"node"`
-			Region     string  `json:"region"`
-			Healthy    bool    `json:"healthy"`
-			Reason     string  `json:"reason"`
-			RTTMs      float64 `json:"rtt_ms"`
-			AgeSeconds float64 `json:"age_seconds"`
-		} `json:"checks"`
-	} `json:"origins"`
-}
+	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/pools"
+)
 
 func runHealth(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
 	var c common
@@ -53,30 +28,19 @@ func runHealth(ctx context.Context, args []string, env func(string) string, stdo
 	if err != nil {
 		return usageError(stderr, err)
 	}
-	var raw json.RawMessage
-	if err := cl.result(ctx, objectPath("pools", pos[0])+"/health", &raw); err != nil {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitFailed
-	}
-	if c.output == "json" {
-		if err := printRaw(stdout, raw, "json"); err != nil {
-			fmt.Fprintln(stderr, "glbctl:", err)
-			return exitFailed
+	return show(ctx, cl, objectPath(pools.KindPool, pos[0])+"/health", c.output, stdout, stderr, func(w io.Writer, raw json.RawMessage) error {
+		var h api.PoolHealth
+		if err := json.Unmarshal(raw, &h); err != nil {
+			return fmt.Errorf("decoding the health: %w", err)
 		}
-		return exitOK
-	}
-	var h poolHealth
-	if err := json.Unmarshal(raw, &h); err != nil {
-		fmt.Fprintln(stderr, "glbctl: decoding the health:", err)
-		return exitFailed
-	}
-	printHealth(stdout, &h)
-	return exitOK
+		printHealth(w, &h)
+		return nil
+	})
 }
 
 // printHealth shows the pool's agreed state, then one row per origin and
 // node: what every node saw beside what they agree on.
-func printHealth(w io.Writer, h *poolHealth) {
+func printHealth(w io.Writer, h *api.PoolHealth) {
 	fmt.Fprintf(w, "pool %s (%s): %s, enabled %s, monitor %s, minimum %d origin(s)\n",
 		h.Pool, h.Name, agreed(h.Healthy), yesNo(h.Enabled), orNone(h.Monitor), h.MinimumOrigins)
 	if len(h.RTTMs) > 0 {
