@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/glb-dns/glb/pools"
 )
@@ -37,6 +38,16 @@ type Config struct {
 	// APIToken is the bearer token of the API; required when APIListen is
 	// not a loopback address.
 	APIToken string
+	// APITLSCert and APITLSKey are PEM files of the API's certificate
+	// (chain) and key; with them the API speaks HTTPS only. They are read
+	// again when they change and on SIGHUP.
+	APITLSCert, APITLSKey string
+	// APIInsecureHTTP allows plain HTTP on an API beyond loopback, which
+	// is refused otherwise: the bearer tokens would cross the network in
+	// clear text.
+	APIInsecureHTTP bool
+	// AuditRetention is how long audit entries are kept. Default 90 days.
+	AuditRetention time.Duration
 	// Node names this node in health views. Default: the hostname.
 	Node string
 	// Region is this node's region code (WNAM, WEU, ...) in health views.
@@ -71,6 +82,10 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 	str(&c.DataDir, "data-dir", "./data", "directory for the embedded store and the last good snapshot")
 	str(&c.GeoIPDB, "geoip-db", "", "MaxMind-format City or Country database")
 	str(&c.APIToken, "api-token", "", "API bearer token; required when the API listens beyond loopback")
+	str(&c.APITLSCert, "api-tls-cert", "", "PEM certificate (chain) of the API; with --api-tls-key the API speaks HTTPS")
+	str(&c.APITLSKey, "api-tls-key", "", "PEM private key of the API certificate")
+	retention := "90d"
+	str(&retention, "audit-retention", retention, "how long audit entries are kept (e.g. 90d, 720h)")
 	str(&c.Node, "node", host, "node name in health views")
 	str(&c.Region, "region", "", "this node's region code, e.g. WEU")
 	str(&c.CheckSource, "check-source", "", "local address health checks are sent from")
@@ -85,11 +100,19 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 		migrate = b
 	}
 	fs.BoolVar(&c.Migrate, "migrate", migrate, "apply database migrations at start (env GLB_MIGRATE)")
+	insecure, err := envBool(env, "api-insecure-http")
+	if err != nil {
+		return nil, err
+	}
+	fs.BoolVar(&c.APIInsecureHTTP, "api-insecure-http", insecure, "allow plain HTTP on an API beyond loopback (env GLB_API_INSECURE_HTTP)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if c.AuditRetention, err = parseRetention(retention); err != nil {
+		return nil, fmt.Errorf("--audit-retention %q: %w", retention, err)
 	}
 	return c, c.validate()
 }
@@ -109,6 +132,7 @@ func (c *Config) validate() error {
 	} else if c.APIToken == "" && !isLoopback(host) {
 		errs = append(errs, fmt.Errorf("--api-listen %s is not a loopback address: set --api-token (GLB_API_TOKEN) so the API is not open to the network", c.APIListen))
 	}
+	errs = append(errs, c.validateTLS()...)
 	if c.Region != "" && !pools.IsRegion(c.Region) {
 		errs = append(errs, fmt.Errorf("--region %q: not one of %s", c.Region, strings.Join(pools.Regions, ", ")))
 	}

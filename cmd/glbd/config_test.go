@@ -46,7 +46,7 @@ func TestConfigRefusesOpenAPIWithoutToken(t *testing.T) {
 			t.Errorf("error %q does not mention %s", err, want)
 		}
 	}
-	if _, err := parseConfig("glbd", []string{"--api-listen", "0.0.0.0:8080", "--api-token", "s3cret"}, env(nil), io.Discard); err != nil {
+	if _, err := parseConfig("glbd", []string{"--api-listen", "0.0.0.0:8080", "--api-token", "s3cret", "--api-insecure-http"}, env(nil), io.Discard); err != nil {
 		t.Errorf("with a token: %v", err)
 	}
 	if _, err := parseConfig("glbd", []string{"--api-listen", "[::1]:8080"}, env(nil), io.Discard); err != nil {

@@ -157,8 +157,16 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		return fmt.Errorf("dns: %w", err)
 	}
 	n := newNode(log, store, cfg.DataDir, checker, reg, dns.publish)
+	n.audit = newHealthAudit(store, cfg.Node, log)
 	n.start(ctx)
 
+	var certs *certReloader
+	if cfg.APITLSCert != "" {
+		if certs, err = newCertReloader(cfg.APITLSCert, cfg.APITLSKey, log); err != nil {
+			dns.shutdown()
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.APIListen)
 	if err != nil {
 		dns.shutdown()
@@ -171,11 +179,23 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
-	log.Info("glbd serving", "version", versionString(), "dns", dns.addr(), "api", ln.Addr().String(),
+	scheme := "http"
+	if certs != nil {
+		httpSrv.TLSConfig, scheme = certs.tlsConfig(), "https"
+	}
+	log.Info("glbd serving", "version", versionString(), "dns", dns.addr(), "api", ln.Addr().String(), "api_scheme", scheme,
 		"store", map[bool]string{true: "embedded", false: "postgresql"}[cfg.DatabaseURL == ""])
 
 	errc := make(chan error, 4)
-	go func() { errc <- httpSrv.Serve(ln) }()
+	go func() {
+		if certs != nil {
+			errc <- httpSrv.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- httpSrv.Serve(ln)
+	}()
+	go pruneAudit(ctx, store, cfg.AuditRetention, log)
+	go n.audit.run(ctx)
 	go geo.Run(ctx)
 	go func() { errc <- checker.Run(ctx) }()
 	go n.run(ctx)
@@ -188,6 +208,9 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		case <-hup:
 			if err := geo.Reload(); err != nil {
 				log.Error("geoip reload on SIGHUP", "err", err)
+			}
+			if certs != nil {
+				certs.reloadLogged()
 			}
 			continue
 		case err = <-errc:

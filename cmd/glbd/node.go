@@ -47,6 +47,9 @@ type node struct {
 	// fromFile: serving the last good file, the store not yet reached.
 	fromFile bool
 
+	// audit records agreed health transitions (nil: not recorded).
+	audit *healthAudit
+
 	builds    *prometheus.CounterVec
 	buildTime prometheus.Histogram
 	revision  prometheus.Gauge
@@ -247,6 +250,7 @@ func (n *node) compile(cfg *pools.Config, nets *geodata.Networks, h *pools.Healt
 	}
 	n.cur.Store(c)
 	n.health = h
+	n.audit.observe(h, n.views, n.checker.View())
 	took := time.Since(start)
 	n.builds.WithLabelValues("ok").Inc()
 	n.buildTime.Observe(took.Seconds())
