@@ -35,6 +35,14 @@
 //   - ECS is validated (family, source length, address length, bits beyond
 //     the prefix, scope 0) and echoed with the scope of the answer: the
 //     decision's Scope for a load balancer answer, 0 otherwise.
+//   - DNSSEC (zones with dnssec enabled and an active key, queries with
+//     DO set): every RRset of the answer and authority sections carries
+//     its RRSIG, made online by the zone's active key and kept in a
+//     bounded, lock-free signature cache (package dnssec); the apex
+//     serves DNSKEY, CDS and CDNSKEY, signed by every key in the DNSKEY
+//     RRset; negative answers carry RFC 9824 compact denial (one NSEC at
+//     the query name, next name \000.name), a name that does not exist
+//     being answered NOERROR with NXNAME in the NSEC bitmap.
 //
 // Zone cuts (RFC 1034 §4.2.1, referral.go): NS records on a name below
 // the apex delegate that subtree. A query at or below the cut gets a

@@ -18,12 +18,15 @@ const maxChain = 8
 // connection) reuses from query to query, so that nothing is allocated
 // per query.
 type worker struct {
-	r   request
-	b   builder
-	out []byte
+	r     request
+	b     builder
+	out   []byte
+	tails [][]byte // the RRset being signed
 }
 
-func newWorker() *worker { return &worker{out: make([]byte, 0, 65535)} }
+func newWorker() *worker {
+	return &worker{out: make([]byte, 0, 65535), tails: make([][]byte, 0, 256)}
+}
 
 // handle answers one raw query from src and returns the reply, or nil to
 // send nothing. It is a convenience for tests; servers reuse a worker.
@@ -45,6 +48,7 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 	}
 	w.b = builder{buf: w.out[:0], r: r, tcp: tcp}
 	b := &w.b
+	b.sig.tails, b.sig.cache, b.sig.now = w.tails[:0], s.sigs, start
 	defer func() {
 		if p := recover(); p != nil {
 			// Whatever slipped through is answered SERVFAIL and counted;
@@ -97,6 +101,7 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 	}
 	b.flags |= flagAA
 	s.answer(lv, z, b, src)
+	w.tails = b.sig.tails[:0] // keep what signing grew
 	return b.finish()
 }
 
@@ -118,6 +123,7 @@ func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr) {
 	name := b.r.name()
 	qtype := b.r.qtype
 	for i := range maxChain {
+		b.enter(z)
 		if c := z.delegation(name); c != nil && (qtype != typeDS || !bytes.Equal(name, c.name)) {
 			if i == 0 {
 				s.referral(z, c, b)
@@ -129,12 +135,13 @@ func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr) {
 		n := z.nodes[string(name)]
 		if n == nil {
 			b.rcode = rcodeNXDomain
-			b.authority(z.apex, z.negSOA)
+			b.negative(z, name, nil)
 			return
 		}
 		if qtype == typeANY {
 			// RFC 8482: one synthesised HINFO instead of every RRset.
 			b.answer(n.name, z.hinfo)
+			b.seal(n.name, false)
 			return
 		}
 		var target []byte
@@ -147,12 +154,13 @@ func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr) {
 					t := snap.origins[oi]
 					b.answerTTL(n.name, t, ttl)
 				}
+				b.seal(n.name, false)
 				if !ans.CNAME || qtype == typeCNAME {
 					return
 				}
 				target = snap.hosts[ans.Origins[0]]
 			} else if qtype == typeA || qtype == typeAAAA {
-				b.authority(z.apex, z.negSOA)
+				b.negative(z, name, n)
 				return
 			}
 		}
@@ -161,6 +169,7 @@ func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr) {
 				for _, t := range set.rrs {
 					b.answer(n.name, t)
 				}
+				b.seal(n.name, false)
 				if qtype == typeNS && len(n.name) == len(z.apex) {
 					b.glue(z.apexGlue)
 				}
@@ -168,10 +177,11 @@ func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr) {
 			}
 			c := n.rrset(typeCNAME)
 			if c == nil {
-				b.authority(z.apex, z.negSOA) // NODATA, empty non-terminals too
+				b.negative(z, name, n) // NODATA, empty non-terminals too
 				return
 			}
 			b.answer(n.name, c.rrs[0])
+			b.seal(n.name, false)
 			target = n.target
 		}
 		// Follow the CNAME when its target is served here too, so that a
@@ -224,6 +234,7 @@ type builder struct {
 	scope     int
 	noOPT     bool
 	truncated bool
+	sig       signing
 }
 
 func (b *builder) start() {
@@ -259,21 +270,20 @@ func (b *builder) owner(name []byte) {
 
 func (b *builder) answer(owner, t []byte) {
 	b.owner(owner)
-	b.buf = append(b.buf, t...)
+	b.record(t)
 	b.an++
 }
 
 func (b *builder) answerTTL(owner, t []byte, ttl uint32) {
 	b.owner(owner)
-	at := len(b.buf)
-	b.buf = append(b.buf, t...)
+	at := b.record(t)
 	putTTL(b.buf[at:], ttl)
 	b.an++
 }
 
 func (b *builder) authority(owner, t []byte) {
 	b.owner(owner)
-	b.buf = append(b.buf, t...)
+	b.record(t)
 	b.ns++
 }
 

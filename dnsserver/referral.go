@@ -119,13 +119,14 @@ func (z *zone) delegation(name []byte) *cut {
 }
 
 // referral answers a query at or below cut c: NOERROR, AA clear, empty
-// answer, the NS RRset in authority, its glue in additional. Signing
-// (DS or NSEC proof in authority) hooks in here.
+// answer, the NS RRset in authority, its glue in additional; in a signed
+// answer the DS RRset or the proof that there is none (sign.go).
 func (s *Server) referral(z *zone, c *cut, b *builder) {
 	b.flags &^= flagAA
 	for _, t := range c.ns {
 		b.authority(c.name, t)
 	}
+	b.delegationProof(z, c)
 	b.glue(c.glue)
 }
 

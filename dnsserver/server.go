@@ -16,6 +16,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/net/netutil"
+
+	"github.com/glb-dns/glb/dnsserver/dnssec"
 )
 
 // Config configures a Server.
@@ -34,6 +36,9 @@ type Config struct {
 	// TCPIdleTimeout closes a TCP connection with no query for that long
 	// (RFC 7766 §6.2.3: a few seconds). Default 5s.
 	TCPIdleTimeout time.Duration
+	// SignatureCacheSize is how many RRSIGs the signature cache keeps
+	// (rounded up to a power of two): its memory bound. Default 65536.
+	SignatureCacheSize int
 	// Registerer receives the metrics. Default: a private registry.
 	Registerer prometheus.Registerer
 	// Logger receives start, stop and publication events. Default slog.Default().
@@ -44,10 +49,12 @@ type Config struct {
 // published. Queries are handled on the goroutine that read them, each
 // UDP socket and each TCP connection in turn: the handler never blocks.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	metrics *metrics
-	live    atomic.Pointer[live]
+	cfg        Config
+	log        *slog.Logger
+	metrics    *metrics
+	live       atomic.Pointer[live]
+	sigs       *dnssec.Cache
+	sigMetrics *signingMetrics
 
 	pubMu  sync.Mutex
 	bound  map[[2]string]bool // answers children of the live snapshot
@@ -97,8 +104,13 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dnsserver: metrics: %w", err)
 	}
+	sm, err := newSigningMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("dnsserver: metrics: %w", err)
+	}
 	return &Server{
 		cfg: cfg, log: cfg.Logger.With("component", "dns"), metrics: m,
+		sigs: dnssec.NewCache(cfg.SignatureCacheSize, dnssec.Policy{}, sm.counters()), sigMetrics: sm,
 		bound: map[[2]string]bool{}, boundL: map[string]bool{}, conns: map[net.Conn]struct{}{},
 	}, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/glb-dns/glb/dnsserver/dnssec"
 	"github.com/glb-dns/glb/geodata"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/steering"
@@ -49,6 +50,8 @@ type zone struct {
 	hasCuts bool
 	// apexGlue is the additional section of an apex NS answer.
 	apexGlue []glue
+	// sec signs the zone's answers to DO queries; nil when unsigned.
+	sec *dnssec.Zone
 }
 
 // node is one existing name: with records, a load balancer, or neither
@@ -63,6 +66,8 @@ type node struct {
 	// cut is set on a delegation point; deleg is the cut this name is at
 	// or below, nil where the zone is authoritative.
 	cut, deleg *cut
+	// types at the name, ascending, for compact denial (signed zones).
+	types []uint16
 }
 
 type rrset struct {
@@ -91,6 +96,9 @@ func Compile(st *steering.Snapshot, loc Locator) (*Snapshot, error) {
 	byID := map[string]*zone{}
 	for i := range cfg.Zones {
 		z, err := compileZone(&cfg.Zones[i])
+		if err == nil {
+			err = z.signZone(&cfg.Zones[i], cfg.DNSSECKeys)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("zone %s (%s): %w", cfg.Zones[i].ID, cfg.Zones[i].Name, err)
 		}
@@ -112,6 +120,9 @@ func Compile(st *steering.Snapshot, loc Locator) (*Snapshot, error) {
 		n := z.add(w)
 		n.lb, n.lbIdx = lb, len(s.lbs)
 		s.lbs = append(s.lbs, lb)
+	}
+	for _, z := range s.zones {
+		z.nsecTypes()
 	}
 	s.origins = make([][]byte, st.NumOrigins())
 	s.hosts = make([][]byte, st.NumOrigins())

@@ -15,6 +15,7 @@ type Zone struct {
 	signerName string
 	// Active signs every RRset.
 	Active *Key
+	active []*Key // Active alone, for Signers
 	// All are every key in the DNSKEY RRset; each signs the DNSKEY, CDS
 	// and CDNSKEY RRsets.
 	All []*Key
@@ -67,6 +68,7 @@ func NewZone(apex string, ttl uint32, stored []pools.ZoneKey) (*Zone, error) {
 	if z.Active == nil {
 		return nil, nil
 	}
+	z.active = []*Key{z.Active}
 	return z, nil
 }
 
@@ -79,4 +81,15 @@ func tail(rr dns.RR) ([]byte, error) {
 		return nil, fmt.Errorf("pack %s: %w", dns.TypeToString[rr.Header().Rrtype], err)
 	}
 	return append([]byte(nil), buf[1:n]...), nil
+}
+
+// Signers are the keys that sign an RRset of type typ: every key for the
+// apex key RRsets (so that a resolver holding any offered DS validates
+// them), the active key for the rest.
+func (z *Zone) Signers(typ uint16) []*Key {
+	switch typ {
+	case dns.TypeDNSKEY, dns.TypeCDS, dns.TypeCDNSKEY:
+		return z.All
+	}
+	return z.active
 }
