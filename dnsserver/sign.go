@@ -82,19 +82,7 @@ func (b *builder) negative(z *zone, name []byte, n *node) {
 	if n != nil {
 		types, skip = n.types, b.r.qtype
 	}
-	start := len(b.buf)
-	b.owner(name)
-	at := len(b.buf)
-	var ok bool
-	if b.buf, ok = dnssec.AppendNSEC(b.buf, name, ttlOf(z.negSOA), types, skip); !ok {
-		// The successor of a name near 255 bytes does not exist: no
-		// NSEC for this odd name, and the owner written goes.
-		b.buf = b.buf[:start]
-		return
-	}
-	b.ns++
-	b.sig.tails = append(b.sig.tails, b.buf[at:])
-	b.seal(name, true)
+	b.nsec(z, name, types, skip)
 	if n == nil {
 		b.rcode = rcodeNoError
 	}
@@ -117,17 +105,25 @@ func (b *builder) delegationProof(z *zone, c *cut) {
 		b.seal(c.name, true)
 		return
 	}
+	b.nsec(z, c.name, n.types, typeDS)
+}
+
+// nsec writes the signed compact-denial NSEC at name into the authority
+// section: types without skip, TTL that of negative answers (RFC 9077).
+func (b *builder) nsec(z *zone, name []byte, types []uint16, skip uint16) {
 	start := len(b.buf)
-	b.owner(c.name)
+	b.owner(name)
 	at := len(b.buf)
 	var ok bool
-	if b.buf, ok = dnssec.AppendNSEC(b.buf, c.name, ttlOf(z.negSOA), n.types, typeDS); !ok {
+	if b.buf, ok = dnssec.AppendNSEC(b.buf, name, ttlOf(z.negSOA), types, skip); !ok {
+		// The successor of a name near 255 bytes does not exist: no
+		// NSEC for this odd name, and the owner written goes.
 		b.buf = b.buf[:start]
 		return
 	}
 	b.ns++
 	b.sig.tails = append(b.sig.tails, b.buf[at:])
-	b.seal(c.name, true)
+	b.seal(name, true)
 }
 
 func ttlOf(t []byte) uint32 { return binary.BigEndian.Uint32(t[ttlOffset:]) }

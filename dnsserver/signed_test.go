@@ -97,6 +97,9 @@ func verifySigned(t testing.TB, r *dns.Msg, keys map[uint16]*dns.DNSKEY) map[str
 			signedBy[k] = append(signedBy[k], s.KeyTag)
 		}
 		for k := range sets {
+			if !r.Authoritative && strings.HasSuffix(k, "/NS") {
+				continue // a referral's NS RRset is the child's: unsigned
+			}
 			if strings.HasSuffix(strings.SplitN(k, "/", 2)[0], "glb.example.com.") && signedBy[k] == nil {
 				t.Fatalf("RRset %s unsigned in\n%s", k, r)
 			}
@@ -179,6 +182,22 @@ func TestSignedAnswerShapes(t *testing.T) {
 			check: noType("c.deep.glb.example.com.", dns.TypeA)},
 		{name: "NODATA at the apex", c: tcase{qname: "glb.example.com.", qtype: dns.TypeAAAA},
 			check: noType("glb.example.com.", dns.TypeAAAA)},
+		{name: "referral to a signed child: DS and its RRSIG", c: tcase{qname: "www.sub.glb.example.com.", qtype: dns.TypeA},
+			check: func(t *testing.T, r *dns.Msg) {
+				if r.Authoritative || !hasType(r.Ns, dns.TypeDS) || !hasType(r.Ns, dns.TypeNS) || hasType(r.Ns, dns.TypeNSEC) || len(r.Extra) != 3 {
+					t.Errorf("want NS, DS, RRSIG in authority, glue in additional\n%s", r)
+				}
+			}},
+		{name: "referral to an unsigned child: NSEC proves no DS", c: tcase{qname: "nods.glb.example.com.", qtype: dns.TypeA},
+			check: func(t *testing.T, r *dns.Msg) {
+				n := nsecAt(t, r, "nods.glb.example.com.")
+				if r.Authoritative || !slices.Equal(n.TypeBitMap, []uint16{dns.TypeNS, dns.TypeRRSIG, dns.TypeNSEC}) {
+					t.Errorf("want a referral with NSEC bitmap NS RRSIG NSEC, got %v\n%s", n.TypeBitMap, r)
+				}
+			}},
+		{name: "DS at the cut, answered by the parent", c: tcase{qname: "sub.glb.example.com.", qtype: dns.TypeDS}, answer: 1},
+		{name: "DS at an unsigned cut: NODATA", c: tcase{qname: "nods.glb.example.com.", qtype: dns.TypeDS},
+			check: func(t *testing.T, r *dns.Msg) { nsecAt(t, r, "nods.glb.example.com.") }},
 		{name: "NXDOMAIN, query name in capitals", c: tcase{qname: "NoPe.Glb.Example.Com.", qtype: dns.TypeAAAA},
 			check: func(t *testing.T, r *dns.Msg) { nsecAt(t, r, "nope.glb.example.com.") }},
 	}
@@ -197,7 +216,7 @@ func TestSignedAnswerShapes(t *testing.T) {
 				name += " (socket)"
 			}
 			t.Run(name, func(t *testing.T) {
-				if r.Rcode != sh.rcode || !r.Authoritative || r.Truncated {
+				if r.Rcode != sh.rcode || r.Authoritative == strings.HasPrefix(sh.name, "referral") || r.Truncated {
 					t.Fatalf("rcode %s aa %v tc %v\n%s", dns.RcodeToString[r.Rcode], r.Authoritative, r.Truncated, r)
 				}
 				if o := r.IsEdns0(); o == nil || !o.Do() {
@@ -385,4 +404,8 @@ func BenchmarkSignedHandler(b *testing.B) {
 		b.Run(strings.Split(name, ".")[0]+"/unsigned", func(b *testing.B) { benchSigned(b, s, name, false) })
 		b.Run(strings.Split(name, ".")[0]+"/signed", func(b *testing.B) { benchSigned(b, s, name, true) })
 	}
+}
+
+func hasType(rrs []dns.RR, t uint16) bool {
+	return slices.ContainsFunc(rrs, func(rr dns.RR) bool { return rr.Header().Rrtype == t })
 }
