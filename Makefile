@@ -1,5 +1,6 @@
 # glb: two commands set up and check everything: `make run` and `make test`.
-GO ?= go
+# Go from PATH, else where the go.dev tarball installs it.
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 PKGS := ./...
 
 .PHONY: all build run test vet fmt bench bench-dns fuzz clean

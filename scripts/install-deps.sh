@@ -1,0 +1,33 @@
+#!/bin/sh
+# Installs, on Debian or Ubuntu, everything building and testing glb needs
+# besides Go itself (1.26 or newer, from https://go.dev/dl/):
+#   make, gcc      make build / make test (the race detector needs cgo)
+#   git            go build stamps the commit into the binary
+#   dig            the end-to-end DNS tests (bind9-dnsutils)
+#   postgresql     server binaries: the tests start a throwaway cluster of
+#                  their own when no server accepts them (see README)
+#   chromium, chromedriver   the console's browser tests
+# Run as root (sudo scripts/install-deps.sh). Nothing is configured.
+set -eu
+
+pkgs="make gcc libc6-dev git bind9-dnsutils postgresql"
+. /etc/os-release
+case "${ID:-}" in
+ubuntu) pkgs="$pkgs chromium-browser chromium-chromedriver" ;;
+*) pkgs="$pkgs chromium chromium-driver" ;;
+esac
+
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: run as root: sudo $0" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+# A fresh image has no package lists yet; a stale list names versions
+# that are gone from the mirror.
+apt-get update -qq
+# shellcheck disable=SC2086 # one word per package
+apt-get install -y -qq --no-install-recommends $pkgs >/dev/null
+
+if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
+	echo "install-deps: now install Go 1.26 or newer from https://go.dev/dl/" >&2
+fi
