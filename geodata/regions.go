@@ -27,6 +27,10 @@ type country struct {
 	// packSub) and, for rows of the table, carries their region. It is
 	// copy-on-write: lookups load it without a lock.
 	subs atomic.Pointer[map[uint32]subdivision]
+	// byName finds the subdivisions of the table by their English name,
+	// as ip-location-db databases give them (state1); written only by
+	// init.
+	byName map[string]subdivision
 }
 
 type subdivision struct {
@@ -101,7 +105,11 @@ func loadRegionTable(text string) error {
 		if _, dup := c.subdivisions()[key]; dup {
 			fail("%s listed twice", code)
 		}
-		c.addSub(key, subdivision{code: sub, region: region})
+		s := c.addSub(key, subdivision{code: sub, region: region})
+		if c.byName == nil {
+			c.byName = make(map[string]subdivision)
+		}
+		c.byName[row[3]] = s
 	}
 	for _, row := range rows {
 		cc, _, hasSub := strings.Cut(row[0], "-")
@@ -198,6 +206,13 @@ func (c *country) internSub(b []byte) subdivision {
 		return s
 	}
 	return c.addSub(key, subdivision{code: string(b)})
+}
+
+// subByName returns the subdivision of c named name in regions.csv; the
+// zero subdivision for a name the table does not list. It does not
+// allocate.
+func (c *country) subByName(name []byte) subdivision {
+	return c.byName[string(name)]
 }
 
 // RegionOf returns the region code of a country (ISO 3166-1 alpha-2) and,

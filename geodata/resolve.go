@@ -34,7 +34,7 @@ func (r *Resolver) Resolve(client netip.Prefix, nets *Networks) Location {
 	var geo geoRecord
 	found := false
 	if n == nil || !n.complete() {
-		if db := r.database(); db != nil {
+		if db := r.database(addr); db != nil {
 			found = db.lookup(addr, &geo)
 			prefix = max(prefix, geo.bits)
 		}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,11 +15,15 @@ import (
 
 // Config says where the GeoIP database is and how it is watched.
 type Config struct {
-	// Path of a MaxMind-format City or Country database (GeoIP2, GeoLite2,
-	// DB-IP Lite). Empty: no GeoIP; only operator networks locate clients.
-	// Replace the file by renaming a new one over it (as geoipupdate
-	// does), never by rewriting it in place: the old file stays mapped
-	// until lookups are done with it.
+	// Path of an MMDB City or Country database, in MaxMind's schema
+	// (GeoIP2, GeoLite2, DB-IP Lite) or ip-location-db's; or of several,
+	// separated by commas, such as ip-location-db's IPv4 and IPv6 files:
+	// an IPv4 address is looked up in the first IPv4-only file, else the
+	// first file; an IPv6 address in the first file that is not
+	// IPv4-only. Empty: no GeoIP; only operator networks locate clients.
+	// Replace a file by renaming a new one over it (as geoipupdate does),
+	// never by rewriting it in place: the old file stays mapped until
+	// lookups are done with it.
 	Path string
 	// PollInterval between checks of the file's identity, size and
 	// modification time. Default 5s; negative disables polling (Reload
@@ -36,17 +42,17 @@ type Config struct {
 // holds, which it reloads when the file changes. Lookups never wait for a
 // reload and never see a half-loaded database.
 type Resolver struct {
-	path     string
+	paths    []string
 	verify   bool
 	interval time.Duration
 	log      *slog.Logger
 
-	db atomic.Pointer[database]
+	dbs atomic.Pointer[databases]
 
 	mu sync.Mutex // serialises loads
-	// rejected is the file last refused, so that polling does not retry
-	// (and log) it until it changes.
-	rejected os.FileInfo
+	// rejected holds, per path, the file last refused, so that polling
+	// does not retry (and log) it until it changes.
+	rejected []os.FileInfo
 
 	loads, rejections atomic.Uint64
 }
@@ -55,7 +61,13 @@ type Resolver struct {
 // loaded is an error: starting without the GeoIP the operator asked for
 // would steer every client as unknown.
 func NewResolver(cfg Config) (*Resolver, error) {
-	r := &Resolver{path: cfg.Path, verify: cfg.Verify, interval: cfg.PollInterval, log: cfg.Logger}
+	r := &Resolver{verify: cfg.Verify, interval: cfg.PollInterval, log: cfg.Logger}
+	for p := range strings.SplitSeq(cfg.Path, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			r.paths = append(r.paths, p)
+		}
+	}
+	r.rejected = make([]os.FileInfo, len(r.paths))
 	if r.interval == 0 {
 		r.interval = 5 * time.Second
 	}
@@ -63,7 +75,7 @@ func NewResolver(cfg Config) (*Resolver, error) {
 		r.log = slog.Default()
 	}
 	r.log = r.log.With("component", "geodata")
-	if r.path != "" {
+	if len(r.paths) > 0 {
 		if err := r.Reload(); err != nil {
 			return nil, err
 		}
@@ -71,37 +83,44 @@ func NewResolver(cfg Config) (*Resolver, error) {
 	return r, nil
 }
 
-// Reload opens the database file again, whether or not it changed (glbd
-// calls it on SIGHUP). A file that fails to open or verify is rejected and
-// the database in use stays; lookups carry on throughout.
+// Reload opens the database files again, whether or not they changed
+// (glbd calls it on SIGHUP). A file that fails to open or verify is
+// rejected and the database in use for it stays; lookups carry on
+// throughout.
 func (r *Resolver) Reload() error {
-	if r.path == "" {
+	if len(r.paths) == 0 {
 		return errors.New("geodata: no GeoIP database configured")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.load()
+	var errs []error
+	for i := range r.paths {
+		errs = append(errs, r.load(i))
+	}
+	return errors.Join(errs...)
 }
 
-func (r *Resolver) load() error {
+func (r *Resolver) load(i int) error {
+	path := r.paths[i]
 	start := time.Now()
-	db, err := openDatabase(r.path, r.verify)
+	db, err := openDatabase(path, r.verify)
+	old := r.dbs.Load()
 	if err != nil {
 		r.rejections.Add(1)
-		if info, serr := os.Stat(r.path); serr == nil {
-			r.rejected = info
+		if info, serr := os.Stat(path); serr == nil {
+			r.rejected[i] = info
 		}
-		if r.db.Load() != nil {
-			r.log.Warn("geoip database rejected, keeping the one in use", "path", r.path, "err", err)
+		if old != nil && old.list[i] != nil {
+			r.log.Warn("geoip database rejected, keeping the one in use", "path", path, "err", err)
 		}
 		return fmt.Errorf("geodata: load %w", err)
 	}
-	r.rejected = nil
+	r.rejected[i] = nil
 	r.loads.Add(1)
 	// The old database is not closed here: lookups may still read it. It
 	// is unmapped once the last of them has let go of it.
-	r.db.Store(db)
-	r.log.Info("geoip database loaded", "path", r.path, "type", db.kind,
+	r.dbs.Store(old.with(i, db, len(r.paths)))
+	r.log.Info("geoip database loaded", "path", path, "type", db.kind, "schema", db.schema,
 		"built", db.built.UTC().Format(time.DateOnly), "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
@@ -110,7 +129,7 @@ func (r *Resolver) load() error {
 // changed: another file renamed over it, or a new size or modification
 // time.
 func (r *Resolver) Run(ctx context.Context) {
-	if r.path == "" || r.interval < 0 {
+	if len(r.paths) == 0 || r.interval < 0 {
 		return
 	}
 	t := time.NewTicker(r.interval)
@@ -120,13 +139,15 @@ func (r *Resolver) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			r.poll()
+			for i := range r.paths {
+				r.poll(i)
+			}
 		}
 	}
 }
 
-func (r *Resolver) poll() {
-	info, err := os.Stat(r.path)
+func (r *Resolver) poll(i int) {
+	info, err := os.Stat(r.paths[i])
 	if err != nil {
 		// A missing file is the gap in a non-atomic replacement, or an
 		// operator's mistake; either way the database in use stays.
@@ -134,13 +155,13 @@ func (r *Resolver) poll() {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if db := r.db.Load(); db != nil && sameFile(db.info, info) {
+	if dbs := r.dbs.Load(); dbs != nil && dbs.list[i] != nil && sameFile(dbs.list[i].info, info) {
 		return
 	}
-	if r.rejected != nil && sameFile(r.rejected, info) {
+	if r.rejected[i] != nil && sameFile(r.rejected[i], info) {
 		return
 	}
-	_ = r.load() // logged; the old database stays
+	_ = r.load(i) // logged; the old database stays
 }
 
 func sameFile(a, b os.FileInfo) bool {
@@ -153,19 +174,76 @@ func (r *Resolver) Loads() (loaded, rejected uint64) {
 	return r.loads.Load(), r.rejections.Load()
 }
 
-// Info describes the database in use; false when there is none.
+// Info describes the (first) database in use; false when there is none.
 func (r *Resolver) Info() (DatabaseInfo, bool) {
-	db := r.database()
-	if db == nil {
+	all := r.Databases()
+	if len(all) == 0 {
 		return DatabaseInfo{}, false
 	}
-	return db.describe(), true
+	return all[0], true
 }
 
-// database returns the current database, nil when none is loaded.
-func (r *Resolver) database() *database {
+// Databases describes every database in use, in the order of Config.Path.
+func (r *Resolver) Databases() []DatabaseInfo {
 	if r == nil {
 		return nil
 	}
-	return r.db.Load()
+	dbs := r.dbs.Load()
+	if dbs == nil {
+		return nil
+	}
+	var out []DatabaseInfo
+	for _, db := range dbs.list {
+		if db != nil {
+			out = append(out, db.describe())
+		}
+	}
+	return out
+}
+
+// databases are the files in use, immutable: a load publishes a new value.
+type databases struct {
+	list []*database // per path; nil until its first load
+	// v4 and v6 are what an IPv4 and an IPv6 address are looked up in.
+	v4, v6 *database
+}
+
+// with returns a copy of dbs (nil for none yet) with file i replaced.
+func (dbs *databases) with(i int, db *database, n int) *databases {
+	next := &databases{list: make([]*database, n)}
+	if dbs != nil {
+		copy(next.list, dbs.list)
+	}
+	next.list[i] = db
+	for _, d := range next.list {
+		if d == nil {
+			continue
+		}
+		if d.ipv4Only && (next.v4 == nil || !next.v4.ipv4Only) {
+			next.v4 = d
+		}
+		if next.v4 == nil {
+			next.v4 = d
+		}
+		if !d.ipv4Only && next.v6 == nil {
+			next.v6 = d
+		}
+	}
+	return next
+}
+
+// database returns the database an address of the family of addr is
+// looked up in, nil when there is none.
+func (r *Resolver) database(addr netip.Addr) *database {
+	if r == nil {
+		return nil
+	}
+	dbs := r.dbs.Load()
+	if dbs == nil {
+		return nil
+	}
+	if addr.Is4() {
+		return dbs.v4
+	}
+	return dbs.v6
 }

