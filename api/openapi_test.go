@@ -70,8 +70,9 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 		t.Fatalf("routes and OpenAPI operations differ\nserved:     %v\ndocumented: %v", served, documented)
 	}
 	// 5 kinds × 6 operations, health, explain, the document, 3 probes,
-	// 4 token operations and the audit log.
-	if len(served) != 5*6+6+5 {
+	// 4 token operations, the audit log, and a zone's DNSSEC state and
+	// rollover.
+	if len(served) != 5*6+6+5+2 {
 		t.Fatalf("%d routes: %v", len(served), served)
 	}
 }
@@ -99,6 +100,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"AuditEntry":       pools.AuditEntry{},
 		"HealthTransition": pools.HealthTransition{},
 		"RegionHealth":     pools.RegionHealth{},
+		"ZoneDNSSEC":       zone.DNSSEC,
 	}
 	for name, v := range cases {
 		s, ok := doc.Components.Schemas[name]

@@ -109,6 +109,8 @@ func New(o Options) http.Handler {
 		}
 		r.Get(Prefix+"/pools/{id}/health", s.poolHealth)
 		r.Get(Prefix+"/load_balancers/{id}/explain", s.explain)
+		r.Get(Prefix+"/zones/{id}/dnssec", s.dnssecStatus)
+		r.Post(Prefix+"/zones/{id}/dnssec/rollover", s.dnssecRollover)
 		s.accessRoutes(r)
 	})
 	return r
