@@ -203,7 +203,7 @@ func TestPrune(t *testing.T) {
 		t.Errorf("diff --prune:\n%s", out)
 	}
 	code, out, errOut := n.ctl("apply", "-f", stillReferred, "--prune")
-	if code != exitFailed || !strings.Contains(errOut, "409 Conflict") ||
+	if code != exitFailed || !strings.Contains(errOut, "refusing to prune pools/extra") || !strings.Contains(errOut, "409 Conflict") ||
 		!strings.Contains(errOut, "referred to by load_balancer www (www.glb.example.com)") {
 		t.Fatalf("apply --prune of a referred pool: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -449,4 +449,21 @@ func TestDocsExample(t *testing.T) {
 	n.mustCtl(exitOK, "diff", "-f", file, "--prune")
 	exported := writeFile(t, "exported.yaml", n.mustCtl(exitOK, "export"))
 	n.mustCtl(exitOK, "diff", "-f", exported, "--prune")
+}
+
+// TestServerRefusalNamesTheLine: what only the server can check (a name
+// another object already has) is refused with the server's 400, and the
+// field it names is pointed at in the file.
+func TestServerRefusalNamesTheLine(t *testing.T) {
+	t.Parallel()
+	n := startNode(t)
+	file, content := fullFile(t)
+	n.mustCtl(exitOK, "apply", "-f", file)
+	clash := content + "  - id: www2\n    zone: example\n    name: WWW.glb.example.com\n    default_pools: [web]\n    fallback_pool: web\n"
+	line := strings.Count(content, "\n") + 3
+	code, out, errOut := n.ctl("apply", "-f", writeFile(t, "clash.yaml", clash))
+	want := fmt.Sprintf("clash.yaml:%d: load_balancers[2].name: \"www.glb.example.com\" is already used by load_balancer www", line)
+	if code != exitFailed || !strings.Contains(errOut, "400") || !strings.Contains(errOut, want) {
+		t.Fatalf("apply of a clashing name: exit %d, want a line with %q\nstdout:\n%s\nstderr:\n%s", code, want, out, errOut)
+	}
 }
