@@ -34,6 +34,12 @@ func TestHandlerAllocatesNothing(t *testing.T) {
 			t.Errorf("%.1f allocations per query, want 0", n)
 		}
 	}
+	// With NSID, a cookie and RRL (limiting and slipping) on the path.
+	e := newEdgeServer(t, prometheus.NewRegistry(), func(c *Config) { c.NSID = "node-a"; c.RRL.Rate = 5 })
+	q := rawQuery(t, 1, append([]byte{0, optionNSID, 0, 0}, cookieOption([]byte{1, 2, 3, 4, 5, 6, 7, 8})...))
+	if n := testing.AllocsPerRun(1000, func() { w.handle(e, q, src, false) }); n != 0 {
+		t.Errorf("%.1f allocations per query with cookie, NSID and RRL, want 0", n)
+	}
 }
 
 func BenchmarkHandler(b *testing.B) {

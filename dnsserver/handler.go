@@ -59,6 +59,9 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 			b.rcode = rcodeServFail
 			reply = b.finish()
 		}
+		if s.edge.rrl != nil && !tcp && !b.cookieValid && reply != nil {
+			reply = s.limit(b, src, uint32(start.UnixMilli()), reply)
+		}
 		s.metrics.query(r.qtype, b.rcode, b.truncated, time.Since(start))
 	}()
 	b.start()
@@ -70,7 +73,10 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 		b.noOPT = true
 		return b.finish()
 	}
-	if r.malformed || r.qd != 1 || r.optErr || r.ecsErr {
+	if r.cookieErr {
+		s.edge.m.cookieMalformed.Inc()
+	}
+	if r.malformed || r.qd != 1 || r.optErr || r.ecsErr || r.cookieErr {
 		b.rcode = rcodeFormErr
 		if !r.malformed && r.qd == 1 {
 			b.question()
@@ -80,6 +86,16 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 	b.question()
 	if r.opt && r.version != 0 {
 		b.rcode = rcodeBadVers
+		return b.finish()
+	}
+	if r.nsid && len(s.edge.nsid) > 0 {
+		b.nsid = s.edge.nsid
+	}
+	if r.cookie {
+		s.cookie(b, src, start)
+	}
+	if r.qclass == classCH {
+		s.chaos(b)
 		return b.finish()
 	}
 	lv := s.live.Load()
@@ -100,6 +116,7 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 		return b.finish()
 	}
 	b.flags |= flagAA
+	b.apex = z.apex
 	s.answer(lv, z, b, src)
 	w.tails = b.sig.tails[:0] // keep what signing grew
 	return b.finish()
@@ -235,6 +252,14 @@ type builder struct {
 	noOPT     bool
 	truncated bool
 	sig       signing
+
+	// Options and what RRL needs to classify the reply.
+	nsid        []byte // NSID to send, nil for none
+	cookie      bool   // send cookieOut
+	cookieValid bool   // the query's server cookie was good
+	cookieOut   [8 + serverCookieLen]byte
+	apex        []byte // zone of the answer (NXDOMAIN bucket)
+	cut         *cut   // set by a referral
 }
 
 func (b *builder) start() {
@@ -299,6 +324,12 @@ func (b *builder) finish() []byte {
 		if echoECS {
 			optLen += 8 + r.ecsBytes
 		}
+		if b.nsid != nil {
+			optLen += 4 + len(b.nsid)
+		}
+		if b.cookie {
+			optLen += 4 + len(b.cookieOut)
+		}
 	}
 	limit := 65535
 	if !b.tcp {
@@ -339,6 +370,12 @@ func (b *builder) finish() []byte {
 			b.buf = append(b.buf, e[:]...)
 			b.buf = append(b.buf, r.ecsAddr[:r.ecsBytes]...)
 		}
+		if b.nsid != nil {
+			b.option(optionNSID, b.nsid)
+		}
+		if b.cookie {
+			b.option(optionCookie, b.cookieOut[:])
+		}
 	}
 	h := b.buf[:headerLen]
 	binary.BigEndian.PutUint16(h[0:], r.id)
@@ -348,4 +385,13 @@ func (b *builder) finish() []byte {
 	binary.BigEndian.PutUint16(h[8:], b.ns)
 	binary.BigEndian.PutUint16(h[10:], ar)
 	return b.buf
+}
+
+// option appends one EDNS option to the OPT record being written.
+func (b *builder) option(code uint16, data []byte) {
+	var h [4]byte
+	binary.BigEndian.PutUint16(h[0:], code)
+	binary.BigEndian.PutUint16(h[2:], uint16(len(data)))
+	b.buf = append(b.buf, h[:]...)
+	b.buf = append(b.buf, data...)
 }

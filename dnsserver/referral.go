@@ -123,6 +123,7 @@ func (z *zone) delegation(name []byte) *cut {
 // answer the DS RRset or the proof that there is none (sign.go).
 func (s *Server) referral(z *zone, c *cut, b *builder) {
 	b.flags &^= flagAA
+	b.cut = c
 	for _, t := range c.ns {
 		b.authority(c.name, t)
 	}

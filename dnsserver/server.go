@@ -43,6 +43,14 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// Logger receives start, stop and publication events. Default slog.Default().
 	Logger *slog.Logger
+
+	// NSID is this node's identity in NSID options (RFC 5001) and CHAOS
+	// TXT id.server. / hostname.bind.; empty tells nothing.
+	NSID string
+	// VersionString answers CHAOS TXT version.bind.; empty: REFUSED.
+	VersionString string
+	// RRL is response rate limiting; the zero value is off.
+	RRL RRLConfig
 }
 
 // Server is an authoritative DNS server answering from the snapshot last
@@ -52,6 +60,7 @@ type Server struct {
 	cfg        Config
 	log        *slog.Logger
 	metrics    *metrics
+	edge       *edge
 	live       atomic.Pointer[live]
 	sigs       *dnssec.Cache
 	sigMetrics *signingMetrics
@@ -108,8 +117,12 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dnsserver: metrics: %w", err)
 	}
+	e, err := newEdge(&cfg, cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("dnsserver: %w", err)
+	}
 	return &Server{
-		cfg: cfg, log: cfg.Logger.With("component", "dns"), metrics: m,
+		cfg: cfg, log: cfg.Logger.With("component", "dns"), metrics: m, edge: e,
 		sigs: dnssec.NewCache(cfg.SignatureCacheSize, dnssec.Policy{}, sm.counters()), sigMetrics: sm,
 		bound: map[[2]string]bool{}, boundL: map[string]bool{}, conns: map[net.Conn]struct{}{},
 	}, nil

@@ -46,7 +46,11 @@ const (
 	rcodeRefused  = 5
 	rcodeBadVers  = 16
 
-	optionECS = 8
+	optionNSID   = 3
+	optionECS    = 8
+	optionCookie = 10
+
+	classCH = 3
 
 	// maxUDPPayload is the largest UDP reply (DNS flag day 2020): it avoids
 	// IP fragmentation on every common path.
@@ -84,6 +88,15 @@ type request struct {
 	ecsSrc   uint8
 	ecsAddr  [16]byte
 	ecsBytes int // address bytes as sent: ceil(ecsSrc/8)
+
+	nsid bool // the client asked for the NSID (RFC 5001)
+	// DNS cookie (RFC 7873): a client cookie, and the server cookie it
+	// sent back, if any. cookieErr: a malformed option (FORMERR).
+	cookie       bool
+	cookieErr    bool
+	clientCookie [8]byte
+	serverCookie [32]byte
+	serverLen    int
 }
 
 func (r *request) name() []byte { return r.lname[:r.lnameLen] }
@@ -269,8 +282,13 @@ func (r *request) parseOPT(rr, rdata []byte) {
 			r.optErr = true
 			return
 		}
-		if code == optionECS {
+		switch code {
+		case optionECS:
 			r.parseECS(rdata[4 : 4+l])
+		case optionNSID:
+			r.nsid = true
+		case optionCookie:
+			r.parseCookie(rdata[4 : 4+l])
 		}
 		rdata = rdata[4+l:]
 	}
@@ -313,4 +331,17 @@ func (r *request) parseECS(o []byte) {
 	}
 	r.ecsBytes = n
 	copy(r.ecsAddr[:], addr)
+}
+
+// parseCookie reads a COOKIE option (RFC 7873 §5.2.2): an 8-byte client
+// cookie, optionally followed by an 8 to 32 byte server cookie. Any other
+// length, or a second option, is malformed: FORMERR.
+func (r *request) parseCookie(o []byte) {
+	if r.cookie || r.cookieErr || len(o) != 8 && (len(o) < 16 || len(o) > 40) {
+		r.cookie, r.cookieErr = false, true
+		return
+	}
+	r.cookie = true
+	copy(r.clientCookie[:], o[:8])
+	r.serverLen = copy(r.serverCookie[:], o[8:])
 }
