@@ -3,7 +3,7 @@
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 PKGS := ./...
 
-.PHONY: all build run test vet fmt bench bench-dns fuzz clean
+.PHONY: all build run test vet fmt bench bench-dns fuzz clean check-deploy
 
 all: build
 
@@ -33,6 +33,11 @@ bench:
 # mix query sets, median of 3); prints the table and the ratios.
 bench-dns:
 	bench/gdnsd.sh
+
+# The operations kit: systemd-analyze verify of the unit, promtool check and
+# test of the alert rules, the dashboard's queries (deploy/check.sh).
+check-deploy: build
+	deploy/check.sh
 
 fmt:
 	gofmt -w .

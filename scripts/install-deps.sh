@@ -24,9 +24,10 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 # A fresh image has no package lists yet; a stale list names versions
 # that are gone from the mirror.
-apt-get update -qq
+# Wait for another apt run (unattended upgrades) rather than fail.
+apt-get -o DPkg::Lock::Timeout=600 update -qq
 # shellcheck disable=SC2086 # one word per package
-apt-get install -y -qq --no-install-recommends $pkgs >/dev/null
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $pkgs >/dev/null
 
 if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
 	echo "install-deps: now install Go 1.26 or newer from https://go.dev/dl/" >&2

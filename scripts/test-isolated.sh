@@ -62,5 +62,6 @@ if [ -n "$(ls -A "$TMPDIR")" ]; then
 	ls -la "$TMPDIR" >&2
 	status=1
 fi
+echo "test-isolated: done in ${SECONDS}s, exit status $status" >&2
 exit $status
 ' test-isolated "$tmp/glb"

@@ -32,8 +32,10 @@ type Config struct {
 	// DataDir holds the embedded store and the last good snapshot.
 	// Default ./data.
 	DataDir string
-	// GeoIPDB is the path of a MaxMind-format City or Country database;
-	// empty locates clients by operator networks only.
+	// GeoIPDB is the path of an MMDB City or Country database, in
+	// MaxMind's or ip-location-db's schema, or several paths separated by
+	// commas (ip-location-db's IPv4 and IPv6 files); empty locates clients
+	// by operator networks only.
 	GeoIPDB string
 	// APIToken is the bearer token of the API; required when APIListen is
 	// not a loopback address.
@@ -80,7 +82,7 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 	str(&c.APIListen, "api-listen", "127.0.0.1:8080", "REST API listen address")
 	str(&c.DatabaseURL, "database-url", "", "PostgreSQL URL; empty = embedded store in --data-dir")
 	str(&c.DataDir, "data-dir", "./data", "directory for the embedded store and the last good snapshot")
-	str(&c.GeoIPDB, "geoip-db", "", "MaxMind-format City or Country database")
+	str(&c.GeoIPDB, "geoip-db", "", "MMDB City or Country database (MaxMind or ip-location-db schema); several comma-separated")
 	str(&c.APIToken, "api-token", "", "API bearer token; required when the API listens beyond loopback")
 	str(&c.APITLSCert, "api-tls-cert", "", "PEM certificate (chain) of the API; with --api-tls-key the API speaks HTTPS")
 	str(&c.APITLSKey, "api-tls-key", "", "PEM private key of the API certificate")
