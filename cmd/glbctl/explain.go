@@ -60,8 +60,12 @@ func runExplain(ctx context.Context, args []string, env func(string) string, std
 func printExplanation(w io.Writer, e *explanation) {
 	d := &e.Decision
 	policy := d.LoadBalancer.Policy
-	fmt.Fprintf(w, "load balancer  %s (%s), steering %s, %d answer(s), configuration revision %d\n",
-		d.LoadBalancer.ID, d.LoadBalancer.Name, policy, d.LoadBalancer.Answers, e.Revision)
+	answers := "every eligible origin"
+	if n := d.LoadBalancer.Answers; n > 0 {
+		answers = fmt.Sprintf("%d origin(s)", n)
+	}
+	fmt.Fprintf(w, "load balancer  %s (%s), steering %s, answers with %s, configuration revision %d\n",
+		d.LoadBalancer.ID, d.LoadBalancer.Name, policy, answers, e.Revision)
 	query := "client " + e.Client
 	if e.ECS != "" {
 		query += ", ECS " + e.ECS
@@ -105,7 +109,7 @@ func printExplanation(w io.Writer, e *explanation) {
 	fmt.Fprintf(w, "\nchosen pool    %s: %s\n", pool, d.Pool.Reason)
 	a := d.Affinity
 	fmt.Fprintf(w, "zonal affinity %s, client zone %q: %s\n", a.Spillover, a.ClientZone, a.Result)
-	fmt.Fprintf(w, "origins        %s draw over %s origins, picked %s\n", d.Origins.Policy, d.Origins.Family, strings.Join(d.Origins.Picked, ", "))
+	fmt.Fprintf(w, "origins        %s draw over %s origins, picked %s\n", d.Origins.Policy, d.Origins.Family, orNone(strings.Join(d.Origins.Picked, ", ")))
 	if len(d.Origins.Eligible) > 0 {
 		ot := newTable(w, "  ORIGIN", "WEIGHT", "SHARE")
 		for _, o := range d.Origins.Eligible {

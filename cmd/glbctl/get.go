@@ -95,7 +95,11 @@ func printObjects(w io.Writer, k pools.Kind, objs []pools.Object, one bool) {
 			fmt.Fprintln(w)
 			rt := newTable(w, "NAME", "TYPE", "TTL", "CONTENT")
 			for _, r := range objs[0].(*pools.Zone).Records {
-				rt.row(r.Name, r.Type, itoa(r.TTL), r.Content)
+				ttl := "zone's"
+				if r.TTL > 0 {
+					ttl = itoa(r.TTL)
+				}
+				rt.row(r.Name, r.Type, ttl, r.Content)
 			}
 			rt.flush()
 		}
