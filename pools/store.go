@@ -103,6 +103,8 @@ type Store interface {
 	// (a dropped connection): callers also poll Revision.
 	Watch(ctx context.Context) <-chan Change
 
+	ChangeFeed
+
 	// PublishHealth replaces this node's health view (one record per node).
 	PublishHealth(ctx context.Context, h NodeHealth) error
 	// HealthViews returns every node's latest published view.

@@ -61,7 +61,7 @@ func Open(path string) (*Store, error) {
 				return err
 			}
 		}
-		return nil
+		return initChanges(tx)
 	})
 	if err != nil {
 		db.Close()

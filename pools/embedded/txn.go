@@ -86,9 +86,11 @@ func (t txn) Put(o, old pools.Object) error {
 		return err
 	}
 	if _, key, ok := pools.UniqueKey(o); ok {
-		return t.tx.Bucket(uniqueBucket(k)).Put([]byte(key), []byte(m.ID))
+		if err := t.tx.Bucket(uniqueBucket(k)).Put([]byte(key), []byte(m.ID)); err != nil {
+			return err
+		}
 	}
-	return nil
+	return logChange(t.tx, k, m.ID)
 }
 
 func (t txn) dropUnique(o pools.Object) error {
@@ -111,5 +113,8 @@ func (t txn) Remove(old pools.Object) error {
 	if err := t.tx.Bucket(orderBucket(k)).Delete(orderKey(m)); err != nil {
 		return err
 	}
-	return t.dropUnique(old)
+	if err := t.dropUnique(old); err != nil {
+		return err
+	}
+	return logChange(t.tx, k, m.ID)
 }

@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"ZoneKeys", testZoneKeys},
 		{"ZoneKeysConcurrent", testZoneKeysConcurrent},
 		{"ZoneCuts", testZoneCuts},
+		{"ChangeFeed", testChanges},
 	}
 	tests = append(tests, accessTests...)
 	for _, tc := range tests {

@@ -1,0 +1,105 @@
+package pools
+
+import (
+	"context"
+	"errors"
+	"slices"
+)
+
+// ErrChangeGap means a change feed cannot say what changed since the
+// revision asked about: the log no longer reaches back that far, or the
+// store is behind the reader (restored from a backup). The reader reloads
+// the whole configuration instead.
+var ErrChangeGap = errors.New("changes since that revision are no longer known")
+
+// ChangeLogRevisions is how many revisions of changes a store keeps; a
+// reader further behind gets ErrChangeGap.
+const ChangeLogRevisions = 10000
+
+// ObjectChange is the state of one object after the last change to it.
+type ObjectChange struct {
+	Kind Kind
+	ID   string
+	// Revision is the global revision of the last write to the object.
+	Revision int64
+	// Object is the object as stored; nil when it was deleted.
+	Object Object
+}
+
+// ChangeSet is what changed between two global revisions.
+type ChangeSet struct {
+	// Since is the revision asked about; Revision is the one the changes
+	// bring a reader to.
+	Since, Revision int64
+	// Changes, one per object, ordered by Revision.
+	Changes []ObjectChange
+}
+
+// ChangeFeed lets a node follow the configuration by its changes instead
+// of reading all of it on every write, so that the cost of a change does
+// not grow with the size of the estate.
+type ChangeFeed interface {
+	// Changes returns, in one consistent read, the objects written or
+	// deleted after revision since, each in its latest state. It fails
+	// with ErrChangeGap (wrapped) when it cannot know them.
+	Changes(ctx context.Context, since int64) (*ChangeSet, error)
+}
+
+// Apply returns the configuration with cs applied. cfg is not modified
+// and the result shares every unchanged object with it, so that applying
+// a change costs the size of the lists, not of the objects in them. New
+// objects go last, as the newest in creation order. cs.Since must be
+// cfg.Revision.
+func (cfg *Config) Apply(cs *ChangeSet) (*Config, error) {
+	if cs.Since != cfg.Revision {
+		return nil, errors.Join(ErrChangeGap, errors.New("change set does not start at the configuration's revision"))
+	}
+	out := *cfg
+	out.Revision = cs.Revision
+	byKind := map[Kind][]ObjectChange{}
+	for _, c := range cs.Changes {
+		byKind[c.Kind] = append(byKind[c.Kind], c)
+	}
+	out.Zones = applyKind(cfg.Zones, byKind[KindZone], func(z *Zone) string { return z.ID })
+	out.Monitors = applyKind(cfg.Monitors, byKind[KindMonitor], func(m *Monitor) string { return m.ID })
+	out.Pools = applyKind(cfg.Pools, byKind[KindPool], func(p *Pool) string { return p.ID })
+	out.LoadBalancers = applyKind(cfg.LoadBalancers, byKind[KindLoadBalancer], func(l *LoadBalancer) string { return l.ID })
+	out.Networks = applyKind(cfg.Networks, byKind[KindNetwork], func(n *Network) string { return n.ID })
+	return &out, nil
+}
+
+// applyKind replaces, deletes and appends the changed objects of one kind
+// in a copy of list; a list without changes is shared as it is.
+func applyKind[T any, P interface {
+	*T
+	Object
+}](list []T, changes []ObjectChange, id func(P) string) []T {
+	if len(changes) == 0 {
+		return list
+	}
+	pos := make(map[string]int, len(list))
+	for i := range list {
+		pos[id(&list[i])] = i
+	}
+	out := slices.Clone(list)
+	deleted := false
+	for _, c := range changes {
+		i, have := pos[c.ID]
+		switch {
+		case c.Object == nil && have:
+			out[i] = *new(T)
+			pos[c.ID] = -1
+			deleted = true
+		case c.Object == nil:
+		case have && i >= 0:
+			out[i] = *c.Object.(P)
+		default:
+			pos[c.ID] = len(out)
+			out = append(out, *c.Object.(P))
+		}
+	}
+	if deleted {
+		out = slices.DeleteFunc(out, func(v T) bool { return pos[id(&v)] < 0 || id(&v) == "" })
+	}
+	return out
+}
