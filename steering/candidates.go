@@ -43,7 +43,16 @@ func (s *Snapshot) candidates(lb *LB, req *Request, rnd Rand, buf *[2 * pools.Ma
 		}
 	case pools.SteeringDynamicLatency:
 		n = copy(buf[:], lb.defaults)
-		if r := regionIndex(req.Client.Region); r >= 0 && lb.dynRegion[r] >= 0 {
+		r := regionIndex(req.Client.Region)
+		if r < 0 {
+			// Resolvers ask the nameserver that answers them fastest, so a
+			// client of unknown location is best guessed near this node.
+			r = s.region
+		}
+		if tr != nil {
+			tr.rttRegion(s, lb, req, r)
+		}
+		if r >= 0 && lb.dynRegion[r] >= 0 {
 			eff := lb.dynRegion[r]
 			for i := range n {
 				keys[i] = math.Inf(1) // no data: after the others, in order

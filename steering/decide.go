@@ -189,7 +189,7 @@ func (s *Snapshot) pick(lb *LB, p *pool, req *Request, elig uint64, rnd Rand, an
 	if limit <= 0 {
 		limit = pools.MaxOriginsPerPool
 	}
-	orig := s.origins[p.first : p.first+p.n]
+	orig := p.origins
 	var scores [pools.MaxOriginsPerPool]float64
 	if p.hashPolicy && elig != 0 {
 		h := subnetHash(req.Subnet)

@@ -21,10 +21,26 @@ type Snapshot struct {
 
 	lbs      []*LB
 	lbByName map[string]*LB
+	// pools by index; a pool deleted by Update leaves an empty slot (id
+	// "") so that the indices held by load balancers stay valid.
 	pools    []pool
 	poolByID map[string]int32
-	origins  []Origin
+	// region is the answering node's region index (-1: none), which
+	// dynamic_latency uses for clients of unknown location.
+	region int
+	// gen identifies this snapshot and parent the one Update started from,
+	// so that a consumer can reuse what it built for the parent without
+	// the snapshot keeping its ancestors alive.
+	gen, parent uint64
+	// rebuilt lists the pool indices Update compiled afresh (nil after a
+	// full Compile: everything is new).
+	rebuilt []int32
 }
+
+// originStride is the number of origin slots per pool in the global origin
+// index: origin j of pool i is i*originStride + j, so that recompiling one
+// pool renumbers nothing else.
+const originStride = pools.MaxOriginsPerPool
 
 // Origin is one origin of one pool, as compiled.
 type Origin struct {
@@ -52,9 +68,14 @@ type zoneMask struct {
 
 type pool struct {
 	id, name string
+	// rev and modified identify the configuration the pool was compiled
+	// from, so that Update can tell a pool it may reuse.
+	rev      int64
+	modified time.Time
 	enabled  bool
-	first    int32 // origins[first : first+n]
+	first    int32 // global index of origins[0]: the pool index × originStride
 	n        int32
+	origins  []Origin
 	// configured: enabled, weight > 0. healthy: configured and healthy.
 	configured, healthy uint64
 	// v4, v6, hosts: configured origins by address family.
@@ -75,6 +96,8 @@ type pool struct {
 // LB is a compiled load balancer.
 type LB struct {
 	id, name, zoneID string
+	rev              int64
+	modified         time.Time
 	ttl              uint32
 	policy           pools.SteeringPolicy // resolved: never empty
 	preferECS        pools.PreferECS
@@ -149,11 +172,27 @@ func (s *Snapshot) LoadBalancerByID(id string) *LB {
 }
 
 // Origin returns origin i of the global origin table (Answer.Origins holds
-// such indices).
-func (s *Snapshot) Origin(i int32) *Origin { return &s.origins[i] }
+// such indices); nil for an index that names no origin.
+func (s *Snapshot) Origin(i int32) *Origin {
+	p, j := i/originStride, i%originStride
+	if i < 0 || int(p) >= len(s.pools) || int(j) >= len(s.pools[p].origins) {
+		return nil
+	}
+	return &s.pools[p].origins[j]
+}
 
-// NumOrigins is the size of the global origin table.
-func (s *Snapshot) NumOrigins() int { return len(s.origins) }
+// NumOrigins is the size of the global origin index: indices below it
+// for which Origin is not nil name origins.
+func (s *Snapshot) NumOrigins() int { return len(s.pools) * originStride }
+
+// PoolOrigins returns the global index of the first origin of pool i and
+// how many origins it has.
+func (s *Snapshot) PoolOrigins(i int32) (first int32, n int) {
+	return s.pools[i].first, len(s.pools[i].origins)
+}
+
+// NumPools is the number of pool slots (PoolID is "" for an empty one).
+func (s *Snapshot) NumPools() int { return len(s.pools) }
 
 // PoolID returns the id of pool index i.
 func (s *Snapshot) PoolID(i int32) string { return s.pools[i].id }
@@ -165,6 +204,18 @@ func (s *Snapshot) PoolName(i int32) string { return s.pools[i].name }
 // (nil: every origin healthy). It fails on an inconsistent configuration
 // (a reference to something missing); the caller keeps its last good one.
 func Compile(cfg *pools.Config, h *pools.Health) (*Snapshot, error) {
+	return CompileFor(cfg, h, Options{})
+}
+
+// Options are the answering node's settings a snapshot depends on.
+type Options struct {
+	// Region is the node's own region (--region): dynamic_latency ranks
+	// pools by the RTT from it for a client of unknown location.
+	Region string
+}
+
+// CompileFor is Compile for a node with opts.
+func CompileFor(cfg *pools.Config, h *pools.Health, opts Options) (*Snapshot, error) {
 	if cfg == nil {
 		cfg = &pools.Config{}
 	}
@@ -178,20 +229,21 @@ func Compile(cfg *pools.Config, h *pools.Health) (*Snapshot, error) {
 		built:    time.Now(),
 		lbByName: make(map[string]*LB, len(cfg.LoadBalancers)),
 		poolByID: make(map[string]int32, len(cfg.Pools)),
+		region:   regionIndex(opts.Region),
+		gen:      generation.Add(1),
 	}
-	monitors := make(map[string]bool, len(cfg.Monitors))
-	for _, m := range cfg.Monitors {
-		monitors[m.ID] = true
-	}
+	monitors := monitorSet(cfg)
+	s.pools = make([]pool, 0, len(cfg.Pools))
 	for i := range cfg.Pools {
-		if err := s.addPool(&cfg.Pools[i], monitors, h); err != nil {
+		idx := int32(len(s.pools))
+		cp, err := compilePool(&cfg.Pools[i], idx, monitors, h)
+		if err != nil {
 			return nil, err
 		}
+		s.poolByID[cp.id] = idx
+		s.pools = append(s.pools, cp)
 	}
-	zones := make(map[string]string, len(cfg.Zones))
-	for _, z := range cfg.Zones {
-		zones[z.ID] = pools.CanonicalName(z.Name)
-	}
+	zones := zoneNames(cfg)
 	for i := range cfg.LoadBalancers {
 		l := &cfg.LoadBalancers[i]
 		if !l.Enabled {
@@ -210,20 +262,39 @@ func Compile(cfg *pools.Config, h *pools.Health) (*Snapshot, error) {
 	return s, nil
 }
 
-func (s *Snapshot) addPool(p *pools.Pool, monitors map[string]bool, h *pools.Health) error {
+func monitorSet(cfg *pools.Config) map[string]bool {
+	monitors := make(map[string]bool, len(cfg.Monitors))
+	for _, m := range cfg.Monitors {
+		monitors[m.ID] = true
+	}
+	return monitors
+}
+
+func zoneNames(cfg *pools.Config) map[string]string {
+	zones := make(map[string]string, len(cfg.Zones))
+	for _, z := range cfg.Zones {
+		zones[z.ID] = pools.CanonicalName(z.Name)
+	}
+	return zones
+}
+
+// compilePool compiles p as pool index idx.
+func compilePool(p *pools.Pool, idx int32, monitors map[string]bool, h *pools.Health) (pool, error) {
 	if len(p.Origins) > pools.MaxOriginsPerPool {
-		return fmt.Errorf("pool %s: %d origins, more than %d", p.ID, len(p.Origins), pools.MaxOriginsPerPool)
+		return pool{}, fmt.Errorf("pool %s: %d origins, more than %d", p.ID, len(p.Origins), pools.MaxOriginsPerPool)
 	}
 	if p.Monitor != "" && !monitors[p.Monitor] {
-		return fmt.Errorf("pool %s: monitor %s does not exist", p.ID, p.Monitor)
+		return pool{}, fmt.Errorf("pool %s: monitor %s does not exist", p.ID, p.Monitor)
 	}
-	idx := int32(len(s.pools))
 	cp := pool{
 		id:         p.ID,
 		name:       p.Name,
+		rev:        p.Revision,
+		modified:   p.ModifiedOn,
 		enabled:    p.Enabled,
-		first:      int32(len(s.origins)),
+		first:      idx * originStride,
 		n:          int32(len(p.Origins)),
+		origins:    make([]Origin, 0, len(p.Origins)),
 		minimum:    max(p.MinimumOrigins, 1),
 		hashPolicy: p.OriginSteering.Policy == pools.OriginHash,
 	}
@@ -276,21 +347,19 @@ func (s *Snapshot) addPool(p *pools.Pool, monitors map[string]bool, h *pools.Hea
 				}
 			}
 		}
-		s.origins = append(s.origins, co)
+		cp.origins = append(cp.origins, co)
 	}
 	// A pool with no eligible origin (all disabled or weight 0) is
 	// unhealthy whatever minimum_origins says (French seed: B and C at 0).
 	cp.ok = cp.enabled && cp.healthyCount >= cp.minimum && cp.healthyCount > 0
-	for pr, rtt := range h.RTT {
-		if pr.Pool == p.ID {
-			if r := regionIndex(pr.Region); r >= 0 && rtt > 0 {
+	if len(h.RTT) > 0 {
+		for r, name := range pools.Regions {
+			if rtt := h.RTT[pools.PoolRegion{Pool: p.ID, Region: name}]; rtt > 0 {
 				cp.rtt[r] = rtt
 			}
 		}
 	}
-	s.poolByID[p.ID] = idx
-	s.pools = append(s.pools, cp)
-	return nil
+	return cp, nil
 }
 
 func (s *Snapshot) poolList(ids []string) ([]int32, error) {
@@ -315,7 +384,7 @@ func (s *Snapshot) compileLB(l *pools.LoadBalancer, zones map[string]string) (*L
 		return nil, fmt.Errorf("name %s is outside zone %s", name, zoneName)
 	}
 	lb := &LB{
-		id: l.ID, name: name, zoneID: l.Zone, ttl: l.TTL,
+		id: l.ID, name: name, zoneID: l.Zone, ttl: l.TTL, rev: l.Revision, modified: l.ModifiedOn,
 		policy:    l.SteeringPolicy,
 		preferECS: l.LocationStrategy.PreferECS,
 		spillover: l.ZonalAffinity.Spillover,

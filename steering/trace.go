@@ -18,6 +18,9 @@ type Trace struct {
 	Origins      TraceOrigins     `json:"origin_steering"`
 	Records      []TraceRecord    `json:"records"`
 	TTL          uint32           `json:"ttl"`
+	// RTT is which region's round-trip times ranked the pools and why
+	// (dynamic_latency only).
+	RTT *TraceRTT `json:"rtt,omitempty"`
 	// ECSScope is the scope prefix length echoed in an ECS reply.
 	ECSScope          int  `json:"ecs_scope"`
 	LocationDependent bool `json:"location_dependent"`
@@ -157,6 +160,40 @@ func (tr *Trace) candidates(s *Snapshot, lb *LB, req *Request, list []int32, geo
 	}
 }
 
+// TraceRTT says whose RTT data dynamic_latency used.
+type TraceRTT struct {
+	// Region whose RTT ranked the pools; empty when none had data.
+	Region string `json:"region,omitempty"`
+	Reason string `json:"reason"`
+}
+
+func (tr *Trace) rttRegion(s *Snapshot, lb *LB, req *Request, r int) {
+	t := &TraceRTT{}
+	own := regionIndex(req.Client.Region) < 0
+	var from string
+	switch {
+	case own && r < 0:
+		t.Reason = "client location unknown and this node has no region (--region): configured order"
+		tr.RTT = t
+		return
+	case own:
+		from = "client location unknown: this node's region (--region) " + pools.Regions[r]
+	default:
+		from = "client's region " + pools.Regions[r]
+	}
+	switch eff := lb.dynRegion[r]; {
+	case eff < 0:
+		t.Reason = from + "; no pool has RTT data from any region: configured order"
+	case int(eff) == r:
+		t.Region = pools.Regions[eff]
+		t.Reason = from
+	default:
+		t.Region = pools.Regions[eff]
+		t.Reason = from + " has no RTT data; nearest region with data: " + pools.Regions[eff]
+	}
+	tr.RTT = t
+}
+
 func (tr *Trace) choose(i int) {
 	tr.Candidates[i].Chosen = true
 	for j := i + 1; j < len(tr.Candidates); j++ {
@@ -167,7 +204,7 @@ func (tr *Trace) choose(i int) {
 func (s *Snapshot) names(p *pool, mask uint64) []string {
 	out := []string{}
 	for m := mask; m != 0; m &= m - 1 {
-		out = append(out, s.origins[p.first+int32(bits.TrailingZeros64(m))].Name)
+		out = append(out, p.origins[bits.TrailingZeros64(m)].Name)
 	}
 	return out
 }
@@ -217,15 +254,15 @@ func (tr *Trace) finish(s *Snapshot, lb *LB, p *pool, elig uint64, ans *Answer) 
 	tr.Origins = TraceOrigins{Policy: policy, Family: tr.Client.QueryType, Eligible: []TraceWeight{}, Picked: []string{}}
 	total := 0.0
 	for m := elig; m != 0; m &= m - 1 {
-		total += s.origins[p.first+int32(bits.TrailingZeros64(m))].Weight
+		total += p.origins[bits.TrailingZeros64(m)].Weight
 	}
 	for m := elig; m != 0; m &= m - 1 {
-		o := &s.origins[p.first+int32(bits.TrailingZeros64(m))]
+		o := &p.origins[bits.TrailingZeros64(m)]
 		tr.Origins.Eligible = append(tr.Origins.Eligible, TraceWeight{Name: o.Name, Weight: o.Weight, Share: o.Weight / total})
 	}
 	tr.Records = []TraceRecord{}
 	for _, oi := range ans.Records() {
-		o := &s.origins[oi]
+		o := s.Origin(oi)
 		tr.Origins.Picked = append(tr.Origins.Picked, o.Name)
 		r := TraceRecord{Origin: o.Name}
 		switch {

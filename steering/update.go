@@ -1,0 +1,179 @@
+package steering
+
+import (
+	"fmt"
+	"maps"
+	"sync/atomic"
+	"time"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// generation numbers snapshots (see Snapshot.gen).
+var generation atomic.Uint64
+
+// Generation identifies the snapshot.
+func (s *Snapshot) Generation() uint64 { return s.gen }
+
+// Parent is the Generation of the snapshot Update built this one from (0
+// after a full Compile).
+func (s *Snapshot) Parent() uint64 { return s.parent }
+
+// Rebuilt lists the indices of the pools compiled afresh since Parent
+// (new, changed, or emptied by a deletion). Read only.
+func (s *Snapshot) Rebuilt() []int32 { return s.rebuilt }
+
+// Update compiles cfg and h into a new snapshot, recompiling only what
+// changed since prev: the pools whose configuration changed or that are
+// in healthChanged (pool ids whose origins' health or RTT changed), and
+// the load balancers that changed or use such a pool. Everything else is
+// shared with prev, which stays valid. The result answers exactly as
+// Compile(cfg, h) would, with the options of prev.
+func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged map[string]bool) (*Snapshot, error) {
+	if h == nil {
+		h = &pools.Health{}
+	}
+	s := &Snapshot{
+		revision: cfg.Revision,
+		cfg:      cfg,
+		health:   h,
+		built:    time.Now(),
+		region:   prev.region,
+		gen:      generation.Add(1),
+		parent:   prev.gen,
+		pools:    make([]pool, len(prev.pools), len(prev.pools)+1),
+		poolByID: prev.poolByID,
+	}
+	copy(s.pools, prev.pools)
+	monitors := monitorSet(cfg)
+	dirty := make([]bool, len(prev.pools), len(prev.pools)+1)
+	present := make(map[string]bool, len(cfg.Pools))
+	cloned := false
+	for i := range cfg.Pools {
+		p := &cfg.Pools[i]
+		present[p.ID] = true
+		idx, ok := prev.poolByID[p.ID]
+		if ok {
+			old := &prev.pools[idx]
+			if old.rev == p.Revision && old.modified.Equal(p.ModifiedOn) && !healthChanged[p.ID] &&
+				(p.Monitor == "" || monitors[p.Monitor]) {
+				continue
+			}
+		} else {
+			if !cloned {
+				s.poolByID, cloned = maps.Clone(prev.poolByID), true
+			}
+			idx = int32(len(s.pools))
+			s.pools = append(s.pools, pool{})
+			dirty = append(dirty, false)
+			s.poolByID[p.ID] = idx
+		}
+		cp, err := compilePool(p, idx, monitors, h)
+		if err != nil {
+			return nil, err
+		}
+		s.pools[idx], dirty[idx] = cp, true
+		s.rebuilt = append(s.rebuilt, idx)
+	}
+	if len(present) != len(s.poolByID) {
+		for id, idx := range s.poolByID {
+			if present[id] {
+				continue
+			}
+			if !cloned {
+				s.poolByID, cloned = maps.Clone(prev.poolByID), true
+			}
+			delete(s.poolByID, id)
+			s.pools[idx], dirty[idx] = pool{first: idx * originStride}, true
+			s.rebuilt = append(s.rebuilt, idx)
+		}
+	}
+
+	zones := zoneNames(cfg)
+	prevZones := zoneNames(prev.cfg)
+	prevLBs := make(map[string]*LB, len(prev.lbs))
+	for _, l := range prev.lbs {
+		prevLBs[l.id] = l
+	}
+	s.lbs = make([]*LB, 0, len(cfg.LoadBalancers))
+	s.lbByName = make(map[string]*LB, len(cfg.LoadBalancers))
+	for i := range cfg.LoadBalancers {
+		l := &cfg.LoadBalancers[i]
+		if !l.Enabled {
+			continue
+		}
+		lb := prevLBs[l.ID]
+		if lb == nil || lb.rev != l.Revision || !lb.modified.Equal(l.ModifiedOn) ||
+			zones[l.Zone] != prevZones[l.Zone] || lb.uses(dirty) {
+			var err error
+			if lb, err = s.compileLB(l, zones); err != nil {
+				return nil, fmt.Errorf("load balancer %s (%s): %w", l.ID, l.Name, err)
+			}
+		}
+		if _, dup := s.lbByName[lb.name]; dup {
+			return nil, fmt.Errorf("load balancer %s: name %s used twice", l.ID, lb.name)
+		}
+		s.lbs = append(s.lbs, lb)
+		s.lbByName[lb.name] = lb
+	}
+	return s, nil
+}
+
+// uses reports whether any pool the load balancer refers to is dirty.
+func (l *LB) uses(dirty []bool) bool {
+	in := func(list []int32) bool {
+		for _, p := range list {
+			if dirty[p] {
+				return true
+			}
+		}
+		return false
+	}
+	if dirty[l.fallback] || in(l.defaults) {
+		return true
+	}
+	for _, list := range l.regionPools {
+		if in(list) {
+			return true
+		}
+	}
+	for _, list := range l.countryPools {
+		if in(list) {
+			return true
+		}
+	}
+	return false
+}
+
+// HealthChanged returns the ids of the pools whose origins' health or
+// RTT differ between two health views (nil views are empty).
+func HealthChanged(old, cur *pools.Health) map[string]bool {
+	if old == nil {
+		old = &pools.Health{}
+	}
+	if cur == nil {
+		cur = &pools.Health{}
+	}
+	out := map[string]bool{}
+	for k, v := range cur.Origins {
+		if ov, ok := old.Origins[k]; !ok || ov != v {
+			out[k.Pool] = true
+		}
+	}
+	for k := range old.Origins {
+		if _, ok := cur.Origins[k]; !ok {
+			out[k.Pool] = true
+		}
+	}
+	for k, v := range cur.RTT {
+		if ov, ok := old.RTT[k]; !ok || ov != v {
+			out[k.Pool] = true
+		}
+	}
+	for k := range old.RTT {
+		if _, ok := cur.RTT[k]; !ok {
+			out[k.Pool] = true
+		}
+	}
+	return out
+}
