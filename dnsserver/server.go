@@ -18,6 +18,8 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/glb-dns/glb/dnsserver/dnssec"
+	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/steering"
 )
 
 // Config configures a Server.
@@ -136,27 +138,41 @@ func (s *Server) Publish(snap *Snapshot) {
 	lv := &live{snap: snap, lbm: make([]lbMetrics, len(snap.lbs))}
 	st := snap.steer
 	cfg := st.Config()
-	poolIdx := make(map[string]int32, len(cfg.Pools))
-	for i := range cfg.Pools {
-		poolIdx[st.PoolID(int32(i))] = int32(i)
+	poolIdx := make(map[string]int32, st.NumPools())
+	for i := range int32(st.NumPools()) {
+		if id := st.PoolID(i); id != "" {
+			poolIdx[id] = i
+		}
+	}
+	cfgLB := make(map[string]*pools.LoadBalancer, len(cfg.LoadBalancers))
+	for i := range cfg.LoadBalancers {
+		cfgLB[cfg.LoadBalancers[i].ID] = &cfg.LoadBalancers[i]
+	}
+	// A load balancer shared with the previous snapshot (steering.Update
+	// kept it) keeps its children: binding them again for every load
+	// balancer would make each small change cost the whole estate.
+	kept := map[*steering.LB]*lbMetrics{}
+	if prev := s.live.Load(); prev != nil {
+		for i, lb := range prev.snap.lbs {
+			kept[lb] = &prev.lbm[i]
+		}
 	}
 	bound, boundL := map[[2]string]bool{}, map[string]bool{}
-	for i := range cfg.LoadBalancers {
-		l := &cfg.LoadBalancers[i]
-		lb := st.LoadBalancerByID(l.ID)
-		if lb == nil {
-			continue
-		}
-		idx := -1
-		for j, x := range snap.lbs {
-			if x == lb {
-				idx = j
-			}
-		}
-		if idx < 0 {
-			continue
-		}
+	for idx, lb := range snap.lbs {
 		lm := &lv.lbm[idx]
+		if old := kept[lb]; old != nil && old.other != nil {
+			*lm = *old
+			for _, pc := range lm.pools {
+				bound[[2]string{lb.Name(), st.PoolName(pc.pool)}] = true
+			}
+			bound[[2]string{lb.Name(), "other"}] = true
+			boundL[lb.Name()] = true
+			continue
+		}
+		l := cfgLB[lb.ID()]
+		if l == nil {
+			continue
+		}
 		seen := map[int32]bool{}
 		add := func(ids []string) {
 			for _, id := range ids {

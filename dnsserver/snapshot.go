@@ -126,33 +126,10 @@ func Compile(st *steering.Snapshot, loc Locator) (*Snapshot, error) {
 	}
 	s.origins = make([][]byte, st.NumOrigins())
 	s.hosts = make([][]byte, st.NumOrigins())
-	for i := range s.origins {
-		o := st.Origin(int32(i))
-		if o.IsHost() {
-			w, err := wireName(o.Host)
-			if err != nil {
-				return nil, fmt.Errorf("origin %s: %w", o.Name, err)
-			}
-			s.hosts[i] = w
+	for p := range int32(st.NumPools()) {
+		if err := s.compileOrigins(p); err != nil {
+			return nil, err
 		}
-		var rr dns.RR
-		hdr := dns.RR_Header{Name: ".", Class: dns.ClassINET}
-		switch {
-		case o.IsHost():
-			hdr.Rrtype = dns.TypeCNAME
-			rr = &dns.CNAME{Hdr: hdr, Target: o.Host}
-		case o.Addr.Is4():
-			hdr.Rrtype = dns.TypeA
-			rr = &dns.A{Hdr: hdr, A: o.Addr.AsSlice()}
-		default:
-			hdr.Rrtype = dns.TypeAAAA
-			rr = &dns.AAAA{Hdr: hdr, AAAA: o.Addr.AsSlice()}
-		}
-		t, err := tail(rr)
-		if err != nil {
-			return nil, fmt.Errorf("origin %s: %w", o.Name, err)
-		}
-		s.origins[i] = t
 	}
 	return s, nil
 }

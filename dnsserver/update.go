@@ -1,0 +1,158 @@
+package dnsserver
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/miekg/dns"
+
+	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/steering"
+)
+
+// compileOrigins builds the record tails of the origins of pool p of the
+// steering snapshot, clearing its other slots.
+func (s *Snapshot) compileOrigins(p int32) error {
+	first, n := s.steer.PoolOrigins(p)
+	for j := range int32(pools.MaxOriginsPerPool) {
+		i := first + j
+		s.origins[i], s.hosts[i] = nil, nil
+		if int(j) >= n {
+			continue
+		}
+		o := s.steer.Origin(i)
+		hdr := dns.RR_Header{Name: ".", Class: dns.ClassINET}
+		var rr dns.RR
+		switch {
+		case o.IsHost():
+			w, err := wireName(o.Host)
+			if err != nil {
+				return fmt.Errorf("origin %s: %w", o.Name, err)
+			}
+			s.hosts[i] = w
+			hdr.Rrtype = dns.TypeCNAME
+			rr = &dns.CNAME{Hdr: hdr, Target: o.Host}
+		case o.Addr.Is4():
+			hdr.Rrtype = dns.TypeA
+			rr = &dns.A{Hdr: hdr, A: o.Addr.AsSlice()}
+		default:
+			hdr.Rrtype = dns.TypeAAAA
+			rr = &dns.AAAA{Hdr: hdr, AAAA: o.Addr.AsSlice()}
+		}
+		// An address or a name: 1 + 10 + 255 bytes at most, so a small
+		// buffer (tail's 64 KiB per origin dominated large compiles).
+		var buf [512]byte
+		m, err := dns.PackRR(rr, buf[:], 0, nil, false)
+		if err != nil {
+			return fmt.Errorf("origin %s: %w", o.Name, err)
+		}
+		s.origins[i] = append([]byte(nil), buf[1:m]...)
+	}
+	return nil
+}
+
+// Update builds the DNS snapshot of st from prev, the one built for the
+// steering snapshot st was updated from (steering.Update): only the
+// origins of rebuilt pools, the zones whose configuration changed and the
+// names whose load balancer was recompiled are built again; the rest is
+// shared. Anything else (no prev, another lineage, load balancers added,
+// removed or reordered, zones added or removed) compiles in full.
+func Update(prev *Snapshot, st *steering.Snapshot, loc Locator) (*Snapshot, error) {
+	if prev == nil || st.Parent() == 0 || prev.steer.Generation() != st.Parent() {
+		return Compile(st, loc)
+	}
+	lbs := st.LoadBalancers()
+	if len(lbs) != len(prev.lbs) {
+		return Compile(st, loc)
+	}
+	for i, lb := range lbs {
+		if lb.ID() != prev.lbs[i].ID() || lb.Name() != prev.lbs[i].Name() || lb.ZoneID() != prev.lbs[i].ZoneID() {
+			return Compile(st, loc)
+		}
+	}
+	type zoneState struct {
+		rev    int64
+		serial uint32
+		name   string
+	}
+	prevZones := map[string]zoneState{}
+	for _, z := range prev.steer.Config().Zones {
+		prevZones[z.ID] = zoneState{z.Revision, z.Serial, z.Name}
+	}
+	cfg := st.Config()
+	if len(cfg.Zones) != len(prevZones) {
+		return Compile(st, loc)
+	}
+
+	s := &Snapshot{steer: st, loc: loc, zones: maps.Clone(prev.zones), lbs: lbs}
+	s.origins = make([][]byte, st.NumOrigins())
+	s.hosts = make([][]byte, st.NumOrigins())
+	copy(s.origins, prev.origins)
+	copy(s.hosts, prev.hosts)
+	for _, p := range st.Rebuilt() {
+		if err := s.compileOrigins(p); err != nil {
+			return nil, err
+		}
+	}
+
+	byID := map[string]*zone{}
+	rebuilt := map[string]bool{}
+	for i := range cfg.Zones {
+		cz := &cfg.Zones[i]
+		old, ok := prevZones[cz.ID]
+		if !ok || old.name != cz.Name {
+			return Compile(st, loc)
+		}
+		apex, err := wireName(pools.CanonicalName(cz.Name))
+		if err != nil {
+			return nil, err
+		}
+		if old.rev == cz.Revision && old.serial == cz.Serial && s.zones[string(apex)] != nil {
+			byID[cz.ID] = s.zones[string(apex)]
+			continue
+		}
+		z, err := compileZone(cz)
+		if err != nil {
+			return nil, fmt.Errorf("zone %s (%s): %w", cz.ID, cz.Name, err)
+		}
+		s.zones[string(z.apex)] = z
+		byID[cz.ID] = z
+		rebuilt[cz.ID] = true
+	}
+	// Names of rebuilt zones are added afresh; in a kept zone only the
+	// nodes of recompiled load balancers change, copied on write.
+	cloned := map[string]bool{}
+	for i, lb := range lbs {
+		z := byID[lb.ZoneID()]
+		if z == nil {
+			return nil, fmt.Errorf("load balancer %s: zone %s not served", lb.ID(), lb.ZoneID())
+		}
+		w, err := wireName(lb.Name())
+		if err != nil {
+			return nil, fmt.Errorf("load balancer %s: %w", lb.ID(), err)
+		}
+		if rebuilt[lb.ZoneID()] {
+			n := z.add(w)
+			n.lb, n.lbIdx = lb, i
+			continue
+		}
+		if prev.lbs[i] == lb {
+			continue
+		}
+		if !cloned[lb.ZoneID()] {
+			nz := *z
+			nz.nodes = maps.Clone(z.nodes)
+			z = &nz
+			s.zones[string(z.apex)], byID[lb.ZoneID()] = z, z
+			cloned[lb.ZoneID()] = true
+		}
+		old := z.nodes[string(w)]
+		if old == nil {
+			return Compile(st, loc)
+		}
+		n := *old
+		n.lb, n.lbIdx = lb, i
+		z.nodes[string(w)] = &n
+	}
+	return s, nil
+}
