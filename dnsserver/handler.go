@@ -168,14 +168,14 @@ func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr) {
 			if ans.N > 0 {
 				ttl := ans.TTL
 				for _, oi := range ans.Records() {
-					t := snap.origins[oi]
+					t := snap.originTail(oi)
 					b.answerTTL(n.name, t, ttl)
 				}
 				b.seal(n.name, false)
 				if !ans.CNAME || qtype == typeCNAME {
 					return
 				}
-				target = snap.hosts[ans.Origins[0]]
+				target = snap.hostTail(ans.Origins[0])
 			} else if qtype == typeA || qtype == typeAAAA {
 				b.negative(z, name, n)
 				return

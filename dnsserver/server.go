@@ -67,9 +67,7 @@ type Server struct {
 	sigs       *dnssec.Cache
 	sigMetrics *signingMetrics
 
-	pubMu  sync.Mutex
-	bound  map[[2]string]bool // answers children of the live snapshot
-	boundL map[string]bool
+	pubMu sync.Mutex
 
 	udp []*net.UDPConn
 	tcp net.Listener
@@ -126,7 +124,7 @@ func New(cfg Config) (*Server, error) {
 	return &Server{
 		cfg: cfg, log: cfg.Logger.With("component", "dns"), metrics: m, edge: e,
 		sigs: dnssec.NewCache(cfg.SignatureCacheSize, dnssec.Policy{}, sm.counters()), sigMetrics: sm,
-		bound: map[[2]string]bool{}, boundL: map[string]bool{}, conns: map[net.Conn]struct{}{},
+		conns: map[net.Conn]struct{}{},
 	}, nil
 }
 
@@ -137,96 +135,95 @@ func (s *Server) Publish(snap *Snapshot) {
 	m := s.metrics
 	lv := &live{snap: snap, lbm: make([]lbMetrics, len(snap.lbs))}
 	st := snap.steer
-	cfg := st.Config()
-	poolIdx := make(map[string]int32, st.NumPools())
-	for i := range int32(st.NumPools()) {
-		if id := st.PoolID(i); id != "" {
-			poolIdx[id] = i
-		}
-	}
-	cfgLB := make(map[string]*pools.LoadBalancer, len(cfg.LoadBalancers))
-	for i := range cfg.LoadBalancers {
-		cfgLB[cfg.LoadBalancers[i].ID] = &cfg.LoadBalancers[i]
-	}
 	// A load balancer shared with the previous snapshot (steering.Update
-	// kept it) keeps its children: binding them again for every load
-	// balancer would make each small change cost the whole estate.
-	kept := map[*steering.LB]*lbMetrics{}
-	if prev := s.live.Load(); prev != nil {
+	// kept it) keeps its children: binding every load balancer again would
+	// make each small change cost the whole estate. Only the children of
+	// load balancers that are new or gone are bound or deleted.
+	prev := s.live.Load()
+	kept := map[*steering.LB]int{}
+	if prev != nil {
+		kept = make(map[*steering.LB]int, len(prev.snap.lbs))
 		for i, lb := range prev.snap.lbs {
-			kept[lb] = &prev.lbm[i]
+			kept[lb] = i
 		}
 	}
-	bound, boundL := map[[2]string]bool{}, map[string]bool{}
+	var poolIdx map[string]int32
+	var cfgLB map[string]*pools.LoadBalancer
+	added, addedL := map[[2]string]bool{}, map[string]bool{}
+	inNew := make(map[*steering.LB]bool, len(snap.lbs))
 	for idx, lb := range snap.lbs {
+		inNew[lb] = true
 		lm := &lv.lbm[idx]
-		if old := kept[lb]; old != nil && old.other != nil {
-			*lm = *old
-			for _, pc := range lm.pools {
-				bound[[2]string{lb.Name(), st.PoolName(pc.pool)}] = true
-			}
-			bound[[2]string{lb.Name(), "other"}] = true
-			boundL[lb.Name()] = true
+		if i, ok := kept[lb]; ok && prev.lbm[i].other != nil {
+			*lm = prev.lbm[i]
 			continue
 		}
-		l := cfgLB[lb.ID()]
-		if l == nil {
-			continue
-		}
-		seen := map[int32]bool{}
-		add := func(ids []string) {
-			for _, id := range ids {
-				p, ok := poolIdx[id]
-				if !ok || seen[p] {
-					continue
+		if cfgLB == nil {
+			cfg := st.Config()
+			poolIdx = make(map[string]int32, st.NumPools())
+			for i := range int32(st.NumPools()) {
+				if id := st.PoolID(i); id != "" {
+					poolIdx[id] = i
 				}
-				seen[p] = true
-				labels := [2]string{lb.Name(), st.PoolName(p)}
-				bound[labels] = true
-				lm.pools = append(lm.pools, poolCounter{pool: p, c: m.answers.WithLabelValues(labels[0], labels[1])})
+			}
+			cfgLB = make(map[string]*pools.LoadBalancer, len(cfg.LoadBalancers))
+			for i := range cfg.LoadBalancers {
+				cfgLB[cfg.LoadBalancers[i].ID] = &cfg.LoadBalancers[i]
 			}
 		}
-		add(l.DefaultPools)
-		add([]string{l.FallbackPool})
-		for _, ids := range l.RegionPools {
-			add(ids)
+		name := lb.Name()
+		if l := cfgLB[lb.ID()]; l != nil {
+			seen := map[int32]bool{}
+			add := func(ids []string) {
+				for _, id := range ids {
+					p, ok := poolIdx[id]
+					if !ok || seen[p] {
+						continue
+					}
+					seen[p] = true
+					labels := [2]string{name, st.PoolName(p)}
+					added[labels] = true
+					lm.pools = append(lm.pools, poolCounter{pool: p, c: m.answers.WithLabelValues(labels[0], labels[1])})
+				}
+			}
+			add(l.DefaultPools)
+			add([]string{l.FallbackPool})
+			for _, ids := range l.RegionPools {
+				add(ids)
+			}
+			for _, ids := range l.CountryPools {
+				add(ids)
+			}
 		}
-		for _, ids := range l.CountryPools {
-			add(ids)
-		}
-		lm.other = m.answers.WithLabelValues(lb.Name(), "other")
-		bound[[2]string{lb.Name(), "other"}] = true
-		lm.fallback = m.fallback.WithLabelValues(lb.Name())
-		lm.failOpen = m.failOpen.WithLabelValues(lb.Name())
-		boundL[lb.Name()] = true
-	}
-	// A load balancer that was not compiled (none should be missing) still
-	// gets counters, so that counting never meets a nil.
-	for i := range lv.lbm {
-		if lv.lbm[i].other == nil {
-			name := snap.lbs[i].Name()
-			lv.lbm[i].other = m.answers.WithLabelValues(name, "other")
-			lv.lbm[i].fallback = m.fallback.WithLabelValues(name)
-			lv.lbm[i].failOpen = m.failOpen.WithLabelValues(name)
-			bound[[2]string{name, "other"}] = true
-			boundL[name] = true
-		}
+		// A load balancer missing from the configuration (none should be)
+		// still gets counters, so that counting never meets a nil.
+		lm.other = m.answers.WithLabelValues(name, "other")
+		added[[2]string{name, "other"}] = true
+		lm.fallback = m.fallback.WithLabelValues(name)
+		lm.failOpen = m.failOpen.WithLabelValues(name)
+		addedL[name] = true
 	}
 	s.live.Store(lv)
 	// Children of load balancers and pools that are gone are deleted, so
 	// that the label sets follow the configuration rather than grow.
-	for k := range s.bound {
-		if !bound[k] {
-			m.answers.DeleteLabelValues(k[0], k[1])
+	if prev != nil {
+		for i, lb := range prev.snap.lbs {
+			if inNew[lb] {
+				continue
+			}
+			name := lb.Name()
+			for _, pc := range prev.lbm[i].pools {
+				if k := [2]string{name, prev.snap.steer.PoolName(pc.pool)}; !added[k] {
+					m.answers.DeleteLabelValues(k[0], k[1])
+				}
+			}
+			if !addedL[name] {
+				m.answers.DeleteLabelValues(name, "other")
+				m.fallback.DeleteLabelValues(name)
+				m.failOpen.DeleteLabelValues(name)
+			}
 		}
 	}
-	for k := range s.boundL {
-		if !boundL[k] {
-			m.fallback.DeleteLabelValues(k)
-			m.failOpen.DeleteLabelValues(k)
-		}
-	}
-	s.bound, s.boundL = bound, boundL
 	m.snapshots.Inc()
 	s.log.Info("dns snapshot published", "revision", st.Revision(), "zones", len(snap.zones), "load_balancers", len(snap.lbs))
 }

@@ -31,12 +31,13 @@ type Snapshot struct {
 	// zones by apex in lower-case wire form: a suffix of a query name in
 	// that form is itself a valid key, so finding the zone is re-slicing.
 	zones map[string]*zone
-	// origins[i] is origin i of steer as an A, AAAA or CNAME record tail
-	// (type, class, TTL, rdlength, rdata); the TTL is the load balancer's,
-	// written over it per answer.
-	origins [][]byte
-	// hosts[i] is the CNAME target of hostname origin i (wire, lower case).
-	hosts [][]byte
+	// origins[p][j] is origin j of pool p of steer as an A, AAAA or CNAME
+	// record tail (type, class, TTL, rdlength, rdata); the TTL is the load
+	// balancer's, written over it per answer. By pool, so that an update
+	// shares the records of every pool it does not rebuild.
+	origins [][][]byte
+	// hosts[p][j] is the CNAME target of a hostname origin (wire, lower case).
+	hosts [][][]byte
 	lbs   []*steering.LB // by node.lb index, for metrics
 }
 
@@ -124,8 +125,8 @@ func Compile(st *steering.Snapshot, loc Locator) (*Snapshot, error) {
 	for _, z := range s.zones {
 		z.nsecTypes()
 	}
-	s.origins = make([][]byte, st.NumOrigins())
-	s.hosts = make([][]byte, st.NumOrigins())
+	s.origins = make([][][]byte, st.NumPools())
+	s.hosts = make([][][]byte, st.NumPools())
 	for p := range int32(st.NumPools()) {
 		if err := s.compileOrigins(p); err != nil {
 			return nil, err

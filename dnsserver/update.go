@@ -10,17 +10,28 @@ import (
 	"github.com/glb-dns/glb/steering"
 )
 
+// originTail is the record tail of origin i of the steering snapshot
+// (Answer.Origins holds such indices).
+func (s *Snapshot) originTail(i int32) []byte {
+	return s.origins[i/pools.MaxOriginsPerPool][i%pools.MaxOriginsPerPool]
+}
+
+// hostTail is the CNAME target of hostname origin i.
+func (s *Snapshot) hostTail(i int32) []byte {
+	return s.hosts[i/pools.MaxOriginsPerPool][i%pools.MaxOriginsPerPool]
+}
+
 // compileOrigins builds the record tails of the origins of pool p of the
-// steering snapshot, clearing its other slots.
+// steering snapshot.
 func (s *Snapshot) compileOrigins(p int32) error {
 	first, n := s.steer.PoolOrigins(p)
-	for j := range int32(pools.MaxOriginsPerPool) {
-		i := first + j
-		s.origins[i], s.hosts[i] = nil, nil
-		if int(j) >= n {
-			continue
-		}
-		o := s.steer.Origin(i)
+	if first != p*pools.MaxOriginsPerPool {
+		return fmt.Errorf("pool %d: origins at %d, not at pool × %d", p, first, pools.MaxOriginsPerPool)
+	}
+	tails := make([][]byte, pools.MaxOriginsPerPool)
+	hosts := make([][]byte, pools.MaxOriginsPerPool)
+	for j := range int32(n) {
+		o := s.steer.Origin(first + j)
 		hdr := dns.RR_Header{Name: ".", Class: dns.ClassINET}
 		var rr dns.RR
 		switch {
@@ -29,7 +40,7 @@ func (s *Snapshot) compileOrigins(p int32) error {
 			if err != nil {
 				return fmt.Errorf("origin %s: %w", o.Name, err)
 			}
-			s.hosts[i] = w
+			hosts[j] = w
 			hdr.Rrtype = dns.TypeCNAME
 			rr = &dns.CNAME{Hdr: hdr, Target: o.Host}
 		case o.Addr.Is4():
@@ -46,8 +57,9 @@ func (s *Snapshot) compileOrigins(p int32) error {
 		if err != nil {
 			return fmt.Errorf("origin %s: %w", o.Name, err)
 		}
-		s.origins[i] = append([]byte(nil), buf[1:m]...)
+		tails[j] = append([]byte(nil), buf[1:m]...)
 	}
+	s.origins[p], s.hosts[p] = tails, hosts
 	return nil
 }
 
@@ -85,8 +97,8 @@ func Update(prev *Snapshot, st *steering.Snapshot, loc Locator) (*Snapshot, erro
 	}
 
 	s := &Snapshot{steer: st, loc: loc, zones: maps.Clone(prev.zones), lbs: lbs}
-	s.origins = make([][]byte, st.NumOrigins())
-	s.hosts = make([][]byte, st.NumOrigins())
+	s.origins = make([][][]byte, st.NumPools())
+	s.hosts = make([][][]byte, st.NumPools())
 	copy(s.origins, prev.origins)
 	copy(s.hosts, prev.hosts)
 	for _, p := range st.Rebuilt() {
@@ -127,6 +139,9 @@ func Update(prev *Snapshot, st *steering.Snapshot, loc Locator) (*Snapshot, erro
 		if z == nil {
 			return nil, fmt.Errorf("load balancer %s: zone %s not served", lb.ID(), lb.ZoneID())
 		}
+		if !rebuilt[lb.ZoneID()] && prev.lbs[i] == lb {
+			continue
+		}
 		w, err := wireName(lb.Name())
 		if err != nil {
 			return nil, fmt.Errorf("load balancer %s: %w", lb.ID(), err)
@@ -134,9 +149,6 @@ func Update(prev *Snapshot, st *steering.Snapshot, loc Locator) (*Snapshot, erro
 		if rebuilt[lb.ZoneID()] {
 			n := z.add(w)
 			n.lb, n.lbIdx = lb, i
-			continue
-		}
-		if prev.lbs[i] == lb {
 			continue
 		}
 		if !cloned[lb.ZoneID()] {
@@ -153,6 +165,9 @@ func Update(prev *Snapshot, st *steering.Snapshot, loc Locator) (*Snapshot, erro
 		n := *old
 		n.lb, n.lbIdx = lb, i
 		z.nodes[string(w)] = &n
+	}
+	for id := range rebuilt {
+		byID[id].nsecTypes()
 	}
 	return s, nil
 }

@@ -16,6 +16,9 @@ type dnsService struct {
 	srv *dnsserver.Server
 	geo *geodata.Resolver
 	log *slog.Logger
+	// last is the DNS snapshot last published; the next is built from it
+	// (dnsserver.Update), only the node loop's goroutine touches it.
+	last *dnsserver.Snapshot
 }
 
 func startDNS(ctx context.Context, addr string, geo *geodata.Resolver, log *slog.Logger, reg prometheus.Registerer) (*dnsService, error) {
@@ -32,12 +35,13 @@ func startDNS(ctx context.Context, addr string, geo *geodata.Resolver, log *slog
 // publish compiles the DNS side of a snapshot and swaps it in. It returns
 // false, keeping the last good one, when the zones do not compile.
 func (d *dnsService) publish(c *current) bool {
-	snap, err := dnsserver.Compile(c.snap, dnsserver.GeoLocator{Resolver: d.geo, Networks: c.nets})
+	snap, err := dnsserver.Update(d.last, c.snap, dnsserver.GeoLocator{Resolver: d.geo, Networks: c.nets})
 	if err != nil {
 		d.log.Error("DNS snapshot compile failed; keeping the last good one", "revision", c.snap.Revision(), "err", err)
 		return false
 	}
 	d.srv.Publish(snap)
+	d.last = snap
 	return true
 }
 

@@ -158,6 +158,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	}
 	n := newNode(log, store, cfg.DataDir, checker, reg, dns.publish)
 	n.audit = newHealthAudit(store, cfg.Node, log)
+	n.region = cfg.Region
 	n.start(ctx)
 
 	var certs *certReloader
@@ -226,5 +227,6 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	defer cancel()
 	_ = httpSrv.Shutdown(sctx)
 	dns.shutdown()
+	n.lastGood.wait(5 * time.Second)
 	return err
 }

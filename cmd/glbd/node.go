@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"maps"
 	"os"
 	"sync/atomic"
 	"time"
@@ -37,6 +36,10 @@ type node struct {
 	publish func(*current) bool
 	// pollEvery is the revision poll that backs up lost notifications.
 	pollEvery time.Duration
+	// region is the node's own region (--region), for dynamic_latency.
+	region string
+	// lastGood persists the served configuration off the critical path.
+	lastGood *lastGoodWriter
 
 	cur atomic.Pointer[current]
 
@@ -58,7 +61,7 @@ type node struct {
 func newNode(log *slog.Logger, store pools.Store, dataDir string, checker *healthcheck.Checker, reg prometheus.Registerer, publish func(*current) bool) *node {
 	n := &node{
 		log: log.With("component", "node"), store: store, dataDir: dataDir, checker: checker,
-		publish: publish, pollEvery: 2 * time.Second,
+		publish: publish, pollEvery: 2 * time.Second, lastGood: newLastGoodWriter(dataDir, log),
 		builds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "glb", Name: "snapshot_builds_total",
 			Help: "Snapshot compilations by result (ok, error).",
@@ -112,6 +115,7 @@ func (n *node) start(ctx context.Context) {
 
 // run follows changes until ctx ends.
 func (n *node) run(ctx context.Context) {
+	go n.lastGood.run(ctx)
 	changes := n.store.Watch(ctx)
 	poll := time.NewTicker(n.pollEvery)
 	defer poll.Stop()
@@ -158,6 +162,12 @@ func (n *node) reloadConfigLogged(ctx context.Context) {
 func (n *node) reloadConfig(ctx context.Context) error {
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	if n.cfg != nil && !n.fromFile {
+		done, err := n.applyChanges(rctx)
+		if done || err != nil {
+			return err
+		}
+	}
 	cfg, err := n.store.Config(rctx)
 	if err != nil {
 		return err
@@ -201,43 +211,66 @@ func (n *node) rebuildHealth() {
 		return
 	}
 	h := n.combined()
-	if n.health != nil && sameHealth(h, n.health) {
+	changed := steering.HealthChanged(n.health, h)
+	if n.health != nil && len(changed) == 0 {
 		return
 	}
-	n.compile(n.cfg, n.nets, h)
-}
-
-func sameHealth(a, b *pools.Health) bool {
-	return maps.Equal(a.Origins, b.Origins) && maps.Equal(a.RTT, b.RTT)
+	n.compile(n.cfg, n.nets, h, changed)
 }
 
 // apply installs a new configuration: health checks follow it, and the
 // snapshot is rebuilt.
 func (n *node) apply(cfg *pools.Config, fromStore bool) {
-	nets, err := geodata.NewNetworks(cfg.Networks)
-	if err != nil {
-		n.builds.WithLabelValues("error").Inc()
-		n.log.Error("operator networks rejected; keeping the last good snapshot", "revision", cfg.Revision, "err", err)
-		return
-	}
-	prev := n.cfg
-	n.cfg, n.nets = cfg, nets
-	n.fromFile = !fromStore
-	n.checker.Update(cfg)
-	if !n.compile(cfg, nets, n.combined()) {
-		n.cfg = prev
-		return
-	}
-	if fromStore && (prev == nil || prev.Revision != cfg.Revision) {
-		if err := saveLastGood(n.dataDir, cfg); err != nil {
-			n.log.Error("saving the last good snapshot", "err", err)
+	nets := n.nets
+	if n.cfg == nil || nets == nil || !sameList(n.cfg.Networks, cfg.Networks) {
+		var err error
+		if nets, err = geodata.NewNetworks(cfg.Networks); err != nil {
+			n.builds.WithLabelValues("error").Inc()
+			n.log.Error("operator networks rejected; keeping the last good snapshot", "revision", cfg.Revision, "err", err)
+			return
 		}
+	}
+	prev, prevNets := n.cfg, n.nets
+	n.cfg, n.nets = cfg, nets
+	wasFile := n.fromFile
+	n.fromFile = !fromStore
+	h := n.combined()
+	// A configuration from the file, or the first from the store after
+	// one, compiles in full: nothing is shared with what came before.
+	var changed map[string]bool
+	if prev != nil && !wasFile && fromStore {
+		changed = steering.HealthChanged(n.health, h)
+	}
+	if !n.compile(cfg, nets, h, changed) {
+		n.cfg, n.nets, n.fromFile = prev, prevNets, wasFile
+		return
+	}
+	// Health checks follow the configuration once DNS answers it: with a
+	// hundred thousand targets this takes longer than the compile.
+	n.checker.Update(cfg)
+	if fromStore && (prev == nil || prev.Revision != cfg.Revision) {
+		n.lastGood.save(cfg)
 	}
 }
 
-func (n *node) compile(cfg *pools.Config, nets *geodata.Networks, h *pools.Health) bool {
+// sameList reports whether two lists are the same slice (Config.Apply
+// shares the lists a change set does not touch).
+func sameList[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// compile publishes a snapshot of cfg and h. changed (pool ids whose
+// health changed) not nil means cfg and h follow the served snapshot, so
+// that only what differs is compiled (steering.Update); nil compiles all.
+func (n *node) compile(cfg *pools.Config, nets *geodata.Networks, h *pools.Health, changed map[string]bool) bool {
 	start := time.Now()
-	snap, err := steering.Compile(cfg, h)
+	var snap *steering.Snapshot
+	var err error
+	if c := n.cur.Load(); c != nil && changed != nil {
+		snap, err = steering.Update(c.snap, cfg, h, changed)
+	} else {
+		snap, err = steering.CompileFor(cfg, h, steering.Options{Region: n.region})
+	}
 	if err != nil {
 		n.builds.WithLabelValues("error").Inc()
 		n.log.Error("snapshot compile failed; keeping the last good one", "revision", cfg.Revision, "err", err)
@@ -255,6 +288,7 @@ func (n *node) compile(cfg *pools.Config, nets *geodata.Networks, h *pools.Healt
 	n.builds.WithLabelValues("ok").Inc()
 	n.buildTime.Observe(took.Seconds())
 	n.revision.Set(float64(cfg.Revision))
-	n.log.Info("snapshot published", "revision", cfg.Revision, "load_balancers", len(snap.LoadBalancers()), "took", took)
+	n.log.Info("snapshot published", "revision", cfg.Revision, "load_balancers", len(snap.LoadBalancers()),
+		"pools_rebuilt", len(snap.Rebuilt()), "incremental", snap.Parent() != 0, "took", took)
 	return true
 }

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// lastGoodWriter writes the last good configuration after it is served,
+// off the path from a change to DNS: writing a large configuration takes
+// longer than compiling a change to it. Saves that come faster than the
+// disk coalesce into the newest; each write is still atomic (saveLastGood).
+type lastGoodWriter struct {
+	dir string
+	log *slog.Logger
+
+	mu      sync.Mutex
+	pending *pools.Config
+	wake    chan struct{}
+	// stopped is closed when run has written what was left.
+	stopped chan struct{}
+}
+
+func newLastGoodWriter(dir string, log *slog.Logger) *lastGoodWriter {
+	return &lastGoodWriter{dir: dir, log: log.With("component", "lastgood"), wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+}
+
+// save queues cfg to be written; it never waits for the disk.
+func (w *lastGoodWriter) save(cfg *pools.Config) {
+	w.mu.Lock()
+	w.pending = cfg
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run writes what is queued until ctx ends, then writes what is left.
+func (w *lastGoodWriter) run(ctx context.Context) {
+	defer close(w.stopped)
+	for {
+		select {
+		case <-ctx.Done():
+			w.writePending()
+			return
+		case <-w.wake:
+			w.writePending()
+		}
+	}
+}
+
+func (w *lastGoodWriter) writePending() {
+	w.mu.Lock()
+	cfg := w.pending
+	w.pending = nil
+	w.mu.Unlock()
+	if cfg == nil {
+		return
+	}
+	if err := saveLastGood(w.dir, cfg); err != nil {
+		w.log.Error("saving the last good snapshot", "revision", cfg.Revision, "err", err)
+	}
+}
+
+// wait returns once run has stopped (or after d), so that a node that
+// shuts down leaves its newest configuration on disk.
+func (w *lastGoodWriter) wait(d time.Duration) {
+	select {
+	case <-w.stopped:
+	case <-time.After(d):
+	}
+}
