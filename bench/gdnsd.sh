@@ -20,7 +20,8 @@
 # Knobs: DURATION (s, default 10), REPS (default 3), CONFIGS ("pinned
 #        unpinned"), QSETS ("www mix"), SERVERS ("gdnsd glb"),
 #        DNSPERF_ARGS ("-c 4 -T 2 -q 200 -t 1"), RUNDIR, GLBD_ARGS (extra
-#        glbd flags, e.g. --pprof-listen 127.0.0.1:6060), GDNSD_PORT,
+#        glbd flags, e.g. --pprof-listen 127.0.0.1:6060), GLBD_BIN (a
+#        glbd binary to measure instead of building this checkout's), GDNSD_PORT,
 #        GLBD_PORT, API_PORT, SINK_PORT.
 # Target (issue #10): glb >= 0.9 x gdnsd in every row of the ratio table.
 set -euo pipefail
@@ -65,7 +66,8 @@ for p in "$GDNSD_PORT" "$GLBD_PORT" "$API_PORT"; do busy "$p" && die "port $p is
 
 mkdir -p "$RUNDIR"/{bin,logs,raw,gdnsd/etc/zones,gdnsd/run,gdnsd/state}
 log "building glbd and tcpsink into $RUNDIR/bin"
-(cd "$ROOT" && go build -o "$RUNDIR/bin/glbd" ./cmd/glbd && go build -o "$RUNDIR/bin/tcpsink" ./bench/tcpsink)
+if [ -n "${GLBD_BIN:-}" ]; then cp "$GLBD_BIN" "$RUNDIR/bin/glbd"; else (cd "$ROOT" && go build -o "$RUNDIR/bin/glbd" ./cmd/glbd); fi
+(cd "$ROOT" && go build -o "$RUNDIR/bin/tcpsink" ./bench/tcpsink)
 
 sed -e "s#@RUNDIR@#$RUNDIR#g" -e "s#@PORT@#$GDNSD_PORT#g" -e "s#@SINK_PORT@#$SINK_PORT#g" \
   "$ROOT/bench/gdnsd/config" >"$RUNDIR/gdnsd/etc/config"

@@ -22,6 +22,10 @@ type worker struct {
 	b     builder
 	out   []byte
 	tails [][]byte // the RRset being signed
+	timed uint32   // queries handled, so that one in latencySample is timed
+	// arrived is when the reader's last read returned, zero if the reader
+	// does not tell (the handler then reads the clock itself).
+	arrived time.Time
 }
 
 func newWorker() *worker {
@@ -39,7 +43,7 @@ func (s *Server) handle(msg []byte, src netip.Addr, tcp bool, out []byte) []byte
 // returns the reply, or nil to send nothing. It allocates nothing on the
 // answer path, takes no lock and logs nothing.
 func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply []byte) {
-	start := time.Now()
+	now := w.clock()
 	w.r = request{}
 	r := &w.r
 	if !r.parse(msg) {
@@ -48,7 +52,7 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 	}
 	w.b = builder{buf: w.out[:0], r: r, tcp: tcp}
 	b := &w.b
-	b.sig.tails, b.sig.cache, b.sig.now = w.tails[:0], s.sigs, start
+	b.sig.tails, b.sig.cache, b.sig.now = w.tails[:0], s.sigs, now
 	defer func() {
 		if p := recover(); p != nil {
 			// Whatever slipped through is answered SERVFAIL and counted;
@@ -60,9 +64,9 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 			reply = b.finish()
 		}
 		if s.edge.rrl != nil && !tcp && !b.cookieValid && reply != nil {
-			reply = s.limit(b, src, uint32(start.UnixMilli()), reply)
+			reply = s.limit(b, src, uint32(now.UnixMilli()), reply)
 		}
-		s.metrics.query(r.qtype, b.rcode, b.truncated, time.Since(start))
+		s.metrics.query(r.qtype, b.rcode, b.truncated, w.sampled(now))
 	}()
 	b.start()
 	if r.opcode != 0 {
@@ -92,7 +96,7 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 		b.nsid = s.edge.nsid
 	}
 	if r.cookie {
-		s.cookie(b, src, start)
+		s.cookie(b, src, now)
 	}
 	if r.qclass == classCH {
 		s.chaos(b)

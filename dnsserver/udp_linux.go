@@ -5,6 +5,7 @@ package dnsserver
 import (
 	"net"
 	"net/netip"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -128,6 +129,18 @@ func (b *batchIO) queue(i int, reply []byte) {
 	b.nsend++
 }
 
+// answer handles the datagrams of the last read, each into its own
+// buffer, and queues the replies.
+func (b *batchIO) answer(s *Server, w *worker) {
+	b.nsend, b.sent = 0, 0
+	for i := range b.n {
+		w.out = b.out[i][:0]
+		if reply := w.handle(s, b.in[i][:b.rhdr[i].Len], b.source(i), false); len(reply) > 0 {
+			b.queue(i, reply)
+		}
+	}
+}
+
 // serveUDPBatched answers c with recvmmsg and sendmmsg until c is closed.
 // It returns false, having answered nothing, where the kernel lacks them.
 func (s *Server) serveUDPBatched(c *net.UDPConn) bool {
@@ -136,7 +149,7 @@ func (s *Server) serveUDPBatched(c *net.UDPConn) bool {
 		return false
 	}
 	b := newBatchIO()
-	w := &worker{}
+	w := newWorker()
 	s.batchedUDP.Add(1)
 	for {
 		if err := rc.Read(b.recv); err != nil {
@@ -149,13 +162,8 @@ func (s *Server) serveUDPBatched(c *net.UDPConn) bool {
 			}
 			continue
 		}
-		b.nsend, b.sent = 0, 0
-		for i := range b.n {
-			w.out = b.out[i][:0]
-			if reply := w.handle(s, b.in[i][:b.rhdr[i].Len], b.source(i), false); len(reply) > 0 {
-				b.queue(i, reply)
-			}
-		}
+		w.arrived = time.Now()
+		b.answer(s, w)
 		if b.nsend > 0 {
 			if err := rc.Write(b.send); err != nil {
 				return true

@@ -6,6 +6,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // TestBatchIO: datagrams waiting on a socket come back from one read, in
@@ -63,5 +65,57 @@ func TestBatchIO(t *testing.T) {
 		if want := fmt.Appendf(nil, "r%d", i); !bytes.Equal(buf[:k], want) {
 			t.Errorf("reply %q, want %q", buf[:k], want)
 		}
+	}
+}
+
+// TestBatchedLoopAllocatesNothing: a whole turn of the batched loop (read
+// a batch, answer each query, send the replies) allocates nothing.
+func TestBatchedLoopAllocatesNothing(t *testing.T) {
+	s := newTestServer(t, prometheus.NewRegistry())
+	srv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	rc, err := srv.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := net.DialUDP("udp", nil, srv.LocalAddr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	queries := [][]byte{
+		benchQuery(t, "ns1.glb.example.com.", ""),
+		benchQuery(t, "lb-geo.glb.example.com.", "198.51.100.0/24"),
+		benchQuery(t, "www.glb.example.com.", "203.0.113.0/24"),
+		benchQuery(t, "nope.glb.example.com.", ""),
+	}
+	b, w := newBatchIO(), newWorker()
+	buf := make([]byte, 2048)
+	turn := func() {
+		for _, q := range queries {
+			if _, err := client.Write(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for got := 0; got < len(queries); got += b.n {
+			if err := rc.Read(b.recv); err != nil {
+				t.Fatal(err)
+			}
+			b.answer(s, w)
+			if err := rc.Write(b.send); err != nil || b.sent != b.n {
+				t.Fatalf("write: %v, %d of %d sent", err, b.sent, b.n)
+			}
+		}
+		for range queries {
+			if _, err := client.Read(buf); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := testing.AllocsPerRun(200, turn); n != 0 {
+		t.Errorf("%.1f allocations per turn, want 0", n)
 	}
 }
