@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,29 +13,23 @@ import (
 )
 
 func runApply(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
-	var c common
-	fs := newFlags("apply", env, stderr, &c)
-	file := fs.String("f", "", "configuration file, YAML or JSON (- for standard input)")
-	prune := fs.Bool("prune", false, "delete objects the file does not name")
-	dryRun := fs.Bool("dry-run", false, "print what would be done; change nothing")
-	planFile := fs.String("plan", "", "a plan written by glbctl diff --plan: refuse if the server changed since")
-	if _, err := parseFlags(fs, args, &c); err != nil {
-		return usageError(stderr, err)
-	}
-	if *file == "" {
-		return usageError(stderr, errors.New("apply: -f FILE is required"))
-	}
-	cl, err := newClient(c)
+	var dryRun bool
+	a, cl, err := parseFileArgs("apply", args, env, stderr,
+		"delete objects the file does not name",
+		"a plan written by glbctl diff --plan: refuse if the server changed since",
+		func(fs *flag.FlagSet) {
+			fs.BoolVar(&dryRun, "dry-run", false, "print what would be done; change nothing")
+		})
 	if err != nil {
 		return usageError(stderr, err)
 	}
-	f, p, err := load(ctx, cl, *file, *prune)
+	f, p, err := load(ctx, cl, a.file, a.prune)
 	if err != nil {
 		fmt.Fprintf(stderr, "glbctl: %v\nnothing was changed\n", err)
 		return exitFailed
 	}
-	if *planFile != "" {
-		sp, err := readSavedPlan(*planFile)
+	if a.plan != "" {
+		sp, err := readSavedPlan(a.plan)
 		if err != nil {
 			fmt.Fprintln(stderr, "glbctl:", err)
 			return exitFailed
@@ -49,7 +44,7 @@ func runApply(ctx context.Context, args []string, env func(string) string, stdou
 			return exitFailed
 		}
 	}
-	if *dryRun {
+	if dryRun {
 		printPlan(stdout, p)
 		fmt.Fprintln(stdout, "dry run: nothing was changed")
 		return exitOK

@@ -30,9 +30,13 @@ func newClient(c common) (*client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("--server %q: want a URL such as http://127.0.0.1:8080", c.server)
 	}
+	token := c.token
+	if token == "" {
+		token = c.envToken
+	}
 	return &client{
 		base:  strings.TrimSuffix(c.server, "/"),
-		token: c.token,
+		token: token,
 		http:  &http.Client{Timeout: 30 * time.Second},
 	}, nil
 }

@@ -70,6 +70,23 @@ var readOnly = []string{"revision", "created_on", "modified_on", "serial"}
 // document renders an object in canonical form as generic JSON (numbers
 // as json.Number).
 func document(o pools.Object) (map[string]any, error) {
+	b, err := canonicalJSON(o)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", o.Kind().Singular(), err)
+	}
+	return doc, nil
+}
+
+// canonicalJSON encodes a copy of o in the store's canonical form with
+// the meta fields only the store sets cleared, its fields in the API's
+// order.
+func canonicalJSON(o pools.Object) ([]byte, error) {
 	c, err := pools.Clone(o)
 	if err != nil {
 		return nil, fmt.Errorf("copy %s: %w", o.Kind().Singular(), err)
@@ -81,13 +98,7 @@ func document(o pools.Object) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", o.Kind().Singular(), err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var doc map[string]any
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", o.Kind().Singular(), err)
-	}
-	return doc, nil
+	return b, nil
 }
 
 // diffValues appends the paths where a and b differ. Objects are compared

@@ -2,39 +2,27 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 )
 
 func runDiff(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
-	var c common
-	fs := newFlags("diff", env, stderr, &c)
-	file := fs.String("f", "", "configuration file, YAML or JSON (- for standard input)")
-	prune := fs.Bool("prune", false, "also show the objects apply --prune would delete")
-	planFile := fs.String("plan", "", "write the revisions this diff saw here, for apply --plan")
-	if _, err := parseFlags(fs, args, &c); err != nil {
-		if code := usageError(stderr, err); code != exitOK {
-			return exitTrouble
-		}
-		return exitOK
-	}
-	if *file == "" {
-		usageError(stderr, errors.New("diff: -f FILE is required"))
-		return exitTrouble
-	}
-	cl, err := newClient(c)
+	a, cl, err := parseFileArgs("diff", args, env, stderr,
+		"also show the objects apply --prune would delete",
+		"write the revisions this diff saw here, for apply --plan", nil)
 	if err != nil {
-		usageError(stderr, err)
+		if usageError(stderr, err) == exitOK {
+			return exitOK
+		}
 		return exitTrouble
 	}
-	f, p, err := load(ctx, cl, *file, *prune)
+	f, p, err := load(ctx, cl, a.file, a.prune)
 	if err != nil {
 		fmt.Fprintln(stderr, "glbctl:", err)
 		return exitTrouble
 	}
-	if *planFile != "" {
-		if err := writeSavedPlan(*planFile, cl.base, f, p); err != nil {
+	if a.plan != "" {
+		if err := writeSavedPlan(a.plan, cl.base, f, p); err != nil {
 			fmt.Fprintln(stderr, "glbctl:", err)
 			return exitTrouble
 		}

@@ -103,18 +103,13 @@ func exportObject(o pools.Object) (yaml.MapSlice, error) {
 
 // ordered renders an object as an ordered map in its fields' order.
 func ordered(o pools.Object) (yaml.MapSlice, error) {
-	c, err := pools.Clone(o)
+	b, err := canonicalJSON(o)
 	if err != nil {
-		return nil, fmt.Errorf("copy %s: %w", o.Kind().Singular(), err)
-	}
-	pools.Canonicalize(c)
-	b, err := json.Marshal(c)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", o.Kind().Singular(), err)
+		return nil, err
 	}
 	var m yaml.MapSlice
 	if err := yaml.UnmarshalWithOptions(b, &m, yaml.UseOrderedMap()); err != nil {
-		return nil, fmt.Errorf("encode %s: %w", o.Kind().Singular(), err)
+		return nil, fmt.Errorf("decode %s: %w", o.Kind().Singular(), err)
 	}
 	return m, nil
 }

@@ -94,6 +94,9 @@ type common struct {
 	server string
 	token  string
 	output string
+	// envToken is GLB_API_TOKEN, used when --token is not given; it is
+	// not the flag's default so that -h never prints the secret.
+	envToken string
 }
 
 // newFlags returns a flag set with --server and --token (their defaults
@@ -106,7 +109,8 @@ func newFlags(name string, env func(string) string, stderr io.Writer, c *common,
 		server = "http://127.0.0.1:8080"
 	}
 	fs.StringVar(&c.server, "server", server, "API base URL (GLB_SERVER)")
-	fs.StringVar(&c.token, "token", env("GLB_API_TOKEN"), "bearer token (GLB_API_TOKEN)")
+	c.envToken = env("GLB_API_TOKEN")
+	fs.StringVar(&c.token, "token", "", "bearer token (default GLB_API_TOKEN)")
 	if len(outputs) > 0 {
 		fs.StringVar(&c.output, "o", outputs[0], "output format: "+strings.Join(outputs, ", "))
 	}
@@ -132,6 +136,44 @@ func parseFlags(fs *flag.FlagSet, args []string, c *common, outputs ...string) (
 		return nil, fmt.Errorf("-o %q: want one of %s", c.output, strings.Join(outputs, ", "))
 	}
 	return pos, nil
+}
+
+// fileArgs are the flags of the commands that compare a file with the
+// server (apply and diff).
+type fileArgs struct {
+	common
+	file  string
+	prune bool
+	plan  string
+}
+
+// parseFileArgs parses -f, --prune, --plan and what extra adds, and
+// returns a client for --server.
+func parseFileArgs(name string, args []string, env func(string) string, stderr io.Writer,
+	pruneHelp, planHelp string, extra func(*flag.FlagSet)) (*fileArgs, *client, error) {
+	var a fileArgs
+	fs := newFlags(name, env, stderr, &a.common)
+	fs.StringVar(&a.file, "f", "", "configuration file, YAML or JSON (- for standard input)")
+	fs.BoolVar(&a.prune, "prune", false, pruneHelp)
+	fs.StringVar(&a.plan, "plan", "", planHelp)
+	if extra != nil {
+		extra(fs)
+	}
+	pos, err := parseFlags(fs, args, &a.common)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(pos) > 0 {
+		return nil, nil, fmt.Errorf("%s takes no arguments, got %q", name, pos)
+	}
+	if a.file == "" {
+		return nil, nil, fmt.Errorf("%s: -f FILE is required", name)
+	}
+	cl, err := newClient(a.common)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &a, cl, nil
 }
 
 // usageError reports bad flags or arguments with the status they deserve.
