@@ -65,6 +65,42 @@ func selfSigned(t *testing.T, certFile, keyFile, cn string) []byte {
 	return certPEM
 }
 
+// sameStamp replaces the pair with a new one of the same sizes and
+// modification times.
+func sameStamp(t *testing.T, certFile, keyFile, cn string) []byte {
+	t.Helper()
+	stat := func(f string) os.FileInfo {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi
+	}
+	oldCert, oldKey := stat(certFile), stat(keyFile)
+	dir := t.TempDir()
+	for range 100 {
+		c, k := filepath.Join(dir, "c"), filepath.Join(dir, "k")
+		ca := selfSigned(t, c, k, cn)
+		if stat(c).Size() != oldCert.Size() || stat(k).Size() != oldKey.Size() {
+			continue
+		}
+		for _, mv := range []struct {
+			from, to string
+			old      os.FileInfo
+		}{{c, certFile, oldCert}, {k, keyFile, oldKey}} {
+			if err := os.Chtimes(mv.from, mv.old.ModTime(), mv.old.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(mv.from, mv.to); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return ca
+	}
+	t.Fatal("no certificate of the same size in 100 tries")
+	return nil
+}
+
 // curl runs curl and returns the status code and body.
 func curl(t *testing.T, args ...string) (string, string) {
 	t.Helper()
@@ -158,7 +194,9 @@ func TestAPIOverTLS(t *testing.T) {
 			return true, ""
 		}
 	}
-	caB := selfSigned(t, certFile, keyFile, "glb-b")
+	// Certificate B takes A's file sizes and times, so that only the
+	// signal can tell glbd to read it again.
+	caB := sameStamp(t, certFile, keyFile, "glb-b")
 	if err := g.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
