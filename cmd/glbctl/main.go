@@ -9,6 +9,7 @@
 //	glbctl get KIND [ID] [-o table|json|yaml]
 //	glbctl explain LB --client IP [--ecs CIDR] [--type A|AAAA] [-o table|json]
 //	glbctl health POOL [-o table|json]
+//	glbctl audit [--kind K] [--id ID] [--actor NAME] [--since T] [--until T] [-o table|json|yaml]
 //
 // Every command takes --server (GLB_SERVER, default http://127.0.0.1:8080)
 // and --token (GLB_API_TOKEN).
@@ -46,6 +47,7 @@ Usage:
   glbctl get KIND [ID] [-o table|json|yaml]       KIND: zones, monitors, networks, pools, load_balancers
   glbctl explain LB --client IP [--ecs CIDR] [--type A|AAAA] [-o table|json]
   glbctl health POOL [-o table|json]
+  glbctl audit [--kind K] [--id ID] [--actor NAME] [--since T] [--until T] [-o table|json|yaml]
 
 Every command takes --server URL (GLB_SERVER, default http://127.0.0.1:8080)
 and --token TOKEN (GLB_API_TOKEN). "glbctl COMMAND -h" lists its flags.
@@ -69,6 +71,7 @@ var commands = map[string]command{
 	"get":     runGet,
 	"explain": runExplain,
 	"health":  runHealth,
+	"audit":   runAudit,
 }
 
 func run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
