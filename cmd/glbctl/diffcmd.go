@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 )
 
 func runDiff(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
@@ -55,4 +56,7 @@ func printPlan(w io.Writer, p *plan) {
 		}
 	}
 	fmt.Fprintf(w, "%d to create, %d to update, %d to delete, %d unchanged\n", create, update, del, same)
+	if len(p.kept) > 0 {
+		fmt.Fprintf(w, "%d on the server but not in the file, kept (--prune deletes them): %s\n", len(p.kept), strings.Join(p.kept, ", "))
+	}
 }

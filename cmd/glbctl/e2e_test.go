@@ -214,6 +214,10 @@ func TestPrune(t *testing.T) {
 	// Without --prune an object missing from the file stays.
 	dropped := strings.Replace(noExtra, "    country_pools:\n      NO: [extra]\n", "", 1)
 	file = writeFile(t, "dropped.yaml", dropped)
+	out = n.mustCtl(exitDiffers, "diff", "-f", file)
+	if !strings.Contains(out, "1 on the server but not in the file, kept (--prune deletes them): pools/extra") {
+		t.Errorf("diff without --prune:\n%s", out)
+	}
 	out = n.mustCtl(exitOK, "apply", "-f", file)
 	if !strings.Contains(out, "1 updated, 0 deleted") {
 		t.Errorf("apply without --prune:\n%s", out)

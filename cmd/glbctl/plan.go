@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/glb-dns/glb/pools"
@@ -45,6 +46,10 @@ func (s *step) key() string { return string(s.kind) + "/" + s.id }
 type plan struct {
 	steps []*step
 	prune bool
+	// kept lists the objects on the server that the file does not name,
+	// when they are not pruned: apply leaves them, but a reader of the
+	// diff should know they exist.
+	kept []string
 }
 
 // changes counts the steps that write.
@@ -114,6 +119,15 @@ func makePlan(f *configFile, st state, prune bool) (*plan, error) {
 				s.act, s.fields = actUpdate, diffs
 			}
 			p.steps = append(p.steps, s)
+		}
+	}
+	if !prune {
+		for _, k := range applyOrder {
+			for _, id := range slices.Sorted(maps.Keys(st[k])) {
+				if !inFile[string(k)+"/"+id] {
+					p.kept = append(p.kept, string(k)+"/"+id)
+				}
+			}
 		}
 	}
 	if prune {
