@@ -268,6 +268,11 @@ func (z *zone) add(name []byte) *node {
 	if len(name) > len(z.apex) {
 		z.add(name[1+int(name[0]):])
 	}
+	if z.hasCuts {
+		// A name added after the cuts were found (a load balancer) is
+		// still referred when it lies below one.
+		n.deleg = z.enclosingCut(name)
+	}
 	return n
 }
 

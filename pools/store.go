@@ -110,9 +110,10 @@ type Store interface {
 	// HealthViews returns every node's latest published view.
 	HealthViews(ctx context.Context) ([]NodeHealth, error)
 
-	AuditLog   // audit.go
-	TokenStore // tokens.go
-	KeyStore   // dnssec_store.go
+	AuditLog          // audit.go
+	TokenStore        // tokens.go
+	KeyStore          // dnssec_store.go
+	CookieSecretStore // cookie_secret.go
 
 	Close() error
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/glb-dns/glb/dnsserver"
 	"github.com/glb-dns/glb/pools"
 )
 
@@ -20,9 +21,16 @@ import (
 // GLB_* environment variable (the flag wins); defaults are in the comments.
 // Everything dynamic (zones, pools, ...) goes through the API instead.
 type Config struct {
-	// DNSListen is the UDP and TCP address of the DNS server.
-	// Default 127.0.0.1:5353.
+	// DNSListen is the UDP and TCP address of the DNS server, or several
+	// comma-separated (0.0.0.0:53,[::]:53). Default 127.0.0.1:5353.
 	DNSListen string
+	// NSID is the identity in NSID options and CHAOS TXT id.server.;
+	// default the node name, empty = none (config_edge.go).
+	NSID string
+	// VersionString answers CHAOS TXT version.bind.; empty = REFUSED.
+	VersionString string
+	// RRL is response rate limiting (--rrl-*); rate 0 = off, the default.
+	RRL dnsserver.RRLConfig
 	// APIListen is the address of the REST API, /healthz, /readyz and
 	// /metrics. Default 127.0.0.1:8080.
 	APIListen string
@@ -107,7 +115,11 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 		return nil, err
 	}
 	fs.BoolVar(&c.APIInsecureHTTP, "api-insecure-http", insecure, "allow plain HTTP on an API beyond loopback (env GLB_API_INSECURE_HTTP)")
+	afterEdge := edgeFlags(fs, c, env)
 	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := afterEdge(); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -126,9 +138,7 @@ func envName(flagName string) string {
 // validate reports every problem at once, like the API does.
 func (c *Config) validate() error {
 	var errs []error
-	if _, _, err := net.SplitHostPort(c.DNSListen); err != nil {
-		errs = append(errs, fmt.Errorf("--dns-listen %q: %w", c.DNSListen, err))
-	}
+	errs = append(errs, c.validateEdge()...)
 	if host, _, err := net.SplitHostPort(c.APIListen); err != nil {
 		errs = append(errs, fmt.Errorf("--api-listen %q: %w", c.APIListen, err))
 	} else if c.APIToken == "" && !isLoopback(host) {

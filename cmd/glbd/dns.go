@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,25 +12,39 @@ import (
 	"github.com/glb-dns/glb/geodata"
 )
 
-// dnsService is the DNS server as the node drives it.
+// dnsService is the DNS servers as the node drives them: one per listen
+// address, all answering from the same snapshot.
 type dnsService struct {
-	srv *dnsserver.Server
-	geo *geodata.Resolver
-	log *slog.Logger
+	srvs []*dnsserver.Server
+	geo  *geodata.Resolver
+	log  *slog.Logger
 	// last is the DNS snapshot last published; the next is built from it
 	// (dnsserver.Update), only the node loop's goroutine touches it.
 	last *dnsserver.Snapshot
 }
 
-func startDNS(ctx context.Context, addr string, geo *geodata.Resolver, log *slog.Logger, reg prometheus.Registerer) (*dnsService, error) {
-	srv, err := dnsserver.New(dnsserver.Config{Addr: addr, Registerer: reg, Logger: log})
-	if err != nil {
-		return nil, err
+func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog.Logger, reg prometheus.Registerer) (*dnsService, error) {
+	d := &dnsService{geo: geo, log: log}
+	addrs := dnsListenAddrs(cfg.DNSListen)
+	for _, addr := range addrs {
+		r := reg
+		if len(addrs) > 1 {
+			// Each listener counts its own queries; the label set is the
+			// configured addresses, so it stays bounded.
+			r = prometheus.WrapRegistererWith(prometheus.Labels{"listener": addr}, reg)
+		}
+		srv, err := dnsserver.New(dnsserver.Config{Addr: addr, Registerer: r, Logger: log,
+			NSID: cfg.NSID, VersionString: cfg.VersionString, RRL: cfg.RRL})
+		if err == nil {
+			err = srv.Start(ctx)
+		}
+		if err != nil {
+			d.shutdown()
+			return nil, err
+		}
+		d.srvs = append(d.srvs, srv)
 	}
-	if err := srv.Start(ctx); err != nil {
-		return nil, err
-	}
-	return &dnsService{srv: srv, geo: geo, log: log}, nil
+	return d, nil
 }
 
 // publish compiles the DNS side of a snapshot and swaps it in. It returns
@@ -40,15 +55,26 @@ func (d *dnsService) publish(c *current) bool {
 		d.log.Error("DNS snapshot compile failed; keeping the last good one", "revision", c.snap.Revision(), "err", err)
 		return false
 	}
-	d.srv.Publish(snap)
+	for _, srv := range d.srvs {
+		srv.Publish(snap)
+	}
 	d.last = snap
 	return true
 }
 
-func (d *dnsService) addr() string { return d.srv.Addr().String() }
+// addr lists the bound addresses, comma-separated like --dns-listen.
+func (d *dnsService) addr() string {
+	var out []string
+	for _, srv := range d.srvs {
+		out = append(out, srv.Addr().String())
+	}
+	return strings.Join(out, ",")
+}
 
 func (d *dnsService) shutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = d.srv.Shutdown(ctx)
+	for _, srv := range d.srvs {
+		_ = srv.Shutdown(ctx)
+	}
 }

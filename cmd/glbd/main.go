@@ -152,7 +152,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		}
 		defer stop()
 	}
-	dns, err := startDNS(ctx, cfg.DNSListen, geo, log, reg)
+	dns, err := startDNS(ctx, cfg, geo, log, reg)
 	if err != nil {
 		return fmt.Errorf("dns: %w", err)
 	}
@@ -200,6 +200,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	go geo.Run(ctx)
 	go func() { errc <- checker.Run(ctx) }()
 	go n.run(ctx)
+	go dns.runCookies(ctx, store)
 
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

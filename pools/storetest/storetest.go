@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"ZoneKeysConcurrent", testZoneKeysConcurrent},
 		{"ZoneCuts", testZoneCuts},
 		{"ChangeFeed", testChanges},
+		{"CookieSecret", testCookieSecret},
 	}
 	tests = append(tests, accessTests...)
 	for _, tc := range tests {

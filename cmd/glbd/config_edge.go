@@ -1,0 +1,96 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/glb-dns/glb/dnsserver"
+)
+
+// edgeFlags are the flags of a DNS server on the public internet: its
+// identity (NSID, CHAOS) and response rate limiting. They return a
+// function to call after parsing.
+func edgeFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after func() error) {
+	var perr []error
+	intVar := func(p *int, name string, def int, usage string) {
+		v := def
+		if e := env(envName(name)); e != "" {
+			n, err := strconv.Atoi(e)
+			if err != nil {
+				perr = append(perr, fmt.Errorf("%s %q: %w", envName(name), e, err))
+			}
+			v = n
+		}
+		fs.IntVar(p, name, v, usage+" (env "+envName(name)+")")
+	}
+	strVar := func(p *string, name, usage string) {
+		fs.StringVar(p, name, env(envName(name)), usage+" (env "+envName(name)+")")
+	}
+	intVar(&c.RRL.Rate, "rrl-rate", 0, "responses per second per client network and answer; 0 = response rate limiting off")
+	intVar(&c.RRL.Slip, "rrl-slip", 2, "every Nth rate-limited response is sent truncated (TC=1) so real clients retry over TCP; 0 = never, 1 = always")
+	intVar(&c.RRL.IPv4Prefix, "rrl-ipv4-prefix", 24, "IPv4 prefix length grouping clients for rate limiting")
+	intVar(&c.RRL.IPv6Prefix, "rrl-ipv6-prefix", 56, "IPv6 prefix length grouping clients for rate limiting")
+	strVar(&c.NSID, "nsid", "identity sent in NSID and CHAOS TXT id.server.; default the node name; --nsid= turns it off")
+	strVar(&c.VersionString, "version-string", "version told to CHAOS TXT version.bind.; empty = REFUSED")
+	return func() error {
+		set := env(envName("nsid")) != ""
+		fs.Visit(func(f *flag.Flag) { set = set || f.Name == "nsid" })
+		if !set {
+			c.NSID = c.Node
+		}
+		if len(perr) > 0 {
+			return perr[0]
+		}
+		return nil
+	}
+}
+
+// dnsListenAddrs splits --dns-listen: a comma-separated list.
+func dnsListenAddrs(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// validateEdge reports every problem of the DNS listen addresses and the
+// edge flags.
+func (c *Config) validateEdge() []error {
+	var errs []error
+	addrs := dnsListenAddrs(c.DNSListen)
+	if len(addrs) == 0 {
+		errs = append(errs, fmt.Errorf("--dns-listen: at least one address"))
+	}
+	seen := map[string]bool{}
+	for _, a := range addrs {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			errs = append(errs, fmt.Errorf("--dns-listen %q: %w", a, err))
+		} else if seen[a] {
+			errs = append(errs, fmt.Errorf("--dns-listen: %s given twice", a))
+		}
+		seen[a] = true
+	}
+	r := c.RRL
+	if r.Rate < 0 || r.Rate > dnsserver.MaxRRLRate {
+		errs = append(errs, fmt.Errorf("--rrl-rate %d: want 0 (off) to %d", r.Rate, dnsserver.MaxRRLRate))
+	}
+	if r.Slip < 0 || r.Slip > 255 {
+		errs = append(errs, fmt.Errorf("--rrl-slip %d: want 0 to 255", r.Slip))
+	}
+	if r.IPv4Prefix < 1 || r.IPv4Prefix > 32 {
+		errs = append(errs, fmt.Errorf("--rrl-ipv4-prefix %d: want 1 to 32", r.IPv4Prefix))
+	}
+	if r.IPv6Prefix < 1 || r.IPv6Prefix > 128 {
+		errs = append(errs, fmt.Errorf("--rrl-ipv6-prefix %d: want 1 to 128", r.IPv6Prefix))
+	}
+	if len(c.NSID) > 512 {
+		errs = append(errs, fmt.Errorf("--nsid: %d bytes, at most 512", len(c.NSID)))
+	}
+	return errs
+}

@@ -1,0 +1,49 @@
+package embedded
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// cookieBucket holds the cookie secret under cookieKey. It is made on the
+// first use, so files from before cookies open unchanged.
+var (
+	cookieBucket = []byte("cookie_secret")
+	cookieKey    = []byte("secret")
+)
+
+// CookieSecret returns the cookie secret, made or rotated in one update.
+func (s *Store) CookieSecret(ctx context.Context, rotateAfter time.Duration) (pools.CookieSecret, error) {
+	var out pools.CookieSecret
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(cookieBucket)
+		if err != nil {
+			return err
+		}
+		var cur pools.CookieSecret
+		if v := b.Get(cookieKey); v != nil {
+			if err := json.Unmarshal(v, &cur); err != nil {
+				return fmt.Errorf("decode cookie secret: %w", err)
+			}
+		}
+		next, changed := pools.NextCookieSecret(cur, s.now(), rotateAfter)
+		if changed {
+			v, err := json.Marshal(next)
+			if err != nil {
+				return err
+			}
+			if err := b.Put(cookieKey, v); err != nil {
+				return err
+			}
+		}
+		out = next
+		return nil
+	})
+	return out, err
+}
