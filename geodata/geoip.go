@@ -262,7 +262,7 @@ func decodeRecord(c mmdbdata.Cursor, out *geoRecord) error {
 		return err
 	}
 	var sub, subName []byte
-	var haveLat, haveLon bool
+	var have coordinates
 	var registered mmdbdata.Cursor
 	cur := m.First()
 	for range m.Len() {
@@ -304,16 +304,10 @@ func decodeRecord(c mmdbdata.Cursor, out *geoRecord) error {
 			if subName, _, err = v.ReadMapKey(); err != nil {
 				return err
 			}
-		case "latitude":
-			if out.lat, _, err = v.ReadFloat(); err != nil {
+		default:
+			if err := readCoordinate(key, v, out, &have); err != nil {
 				return err
 			}
-			haveLat = true
-		case "longitude":
-			if out.lon, _, err = v.ReadFloat(); err != nil {
-				return err
-			}
-			haveLon = true
 		}
 		if cur, err = v.Skip(); err != nil {
 			return err
@@ -337,9 +331,9 @@ func decodeRecord(c mmdbdata.Cursor, out *geoRecord) error {
 		// region) become their codes, others are left out.
 		out.sub = out.country.subByName(subName)
 	}
-	if haveLat || haveLon {
+	if have.lat || have.lon {
 		// ip-location-db writes 0,0 where it knows no coordinates.
-		out.hasCoords = haveLat && haveLon && (out.lat != 0 || out.lon != 0)
+		out.hasCoords = have.lat && have.lon && (out.lat != 0 || out.lon != 0)
 	}
 	return nil
 }
@@ -399,29 +393,38 @@ func readCoordinates(c mmdbdata.Cursor, out *geoRecord) error {
 	if err != nil {
 		return err
 	}
-	var haveLat, haveLon bool
+	var have coordinates
 	cur := m.First()
 	for range m.Len() {
 		key, v, err := cur.ReadMapKey()
 		if err != nil {
 			return err
 		}
-		switch string(key) {
-		case "latitude":
-			if out.lat, _, err = v.ReadFloat(); err != nil {
-				return err
-			}
-			haveLat = true
-		case "longitude":
-			if out.lon, _, err = v.ReadFloat(); err != nil {
-				return err
-			}
-			haveLon = true
+		if err := readCoordinate(key, v, out, &have); err != nil {
+			return err
 		}
 		if cur, err = v.Skip(); err != nil {
 			return err
 		}
 	}
-	out.hasCoords = haveLat && haveLon
+	out.hasCoords = have.lat && have.lon
 	return nil
+}
+
+// coordinates records which of latitude and longitude a record has.
+type coordinates struct{ lat, lon bool }
+
+// readCoordinate reads v into out when key is latitude or longitude, as
+// MaxMind's location map and ip-location-db's record both name them.
+func readCoordinate(key []byte, v mmdbdata.Cursor, out *geoRecord, have *coordinates) error {
+	var err error
+	switch string(key) {
+	case "latitude":
+		out.lat, _, err = v.ReadFloat()
+		have.lat = err == nil
+	case "longitude":
+		out.lon, _, err = v.ReadFloat()
+		have.lon = err == nil
+	}
+	return err
 }

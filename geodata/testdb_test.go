@@ -86,13 +86,19 @@ func (n testNet) record() mmdbtype.Map {
 // renaming a complete file over it as a careful operator would.
 func writeDB(t testing.TB, path, dbType string, nets []testNet) {
 	t.Helper()
-	tree, err := mmdbwriter.New(mmdbwriter.Options{
+	writeNets(t, path, mmdbwriter.Options{
 		DatabaseType:            dbType,
 		Description:             map[string]string{"en": "glb test database"},
 		Languages:               []string{"de", "en", "es", "ja"},
 		RecordSize:              28,
 		IncludeReservedNetworks: true,
-	})
+	}, nets, testNet.record)
+}
+
+// writeNets writes a database of the networks, each as record makes it.
+func writeNets(t testing.TB, path string, opts mmdbwriter.Options, nets []testNet, record func(testNet) mmdbtype.Map) {
+	t.Helper()
+	tree, err := mmdbwriter.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +107,7 @@ func writeDB(t testing.TB, path, dbType string, nets []testNet) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := tree.Insert(ipnet, n.record()); err != nil {
+		if err := tree.Insert(ipnet, record(n)); err != nil {
 			t.Fatalf("insert %s: %v", n.cidr, err)
 		}
 	}
