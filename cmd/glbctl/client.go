@@ -23,6 +23,9 @@ type client struct {
 	base  string // scheme://host[:port], no trailing slash
 	token string
 	http  *http.Client
+	// perPage is the page size of lists: the API's largest, smaller in a
+	// test that pages through a few objects.
+	perPage int
 }
 
 func newClient(c common) (*client, error) {
@@ -35,9 +38,10 @@ func newClient(c common) (*client, error) {
 		token = c.envToken
 	}
 	return &client{
-		base:  strings.TrimSuffix(c.server, "/"),
-		token: token,
-		http:  &http.Client{Timeout: 30 * time.Second},
+		base:    strings.TrimSuffix(c.server, "/"),
+		token:   token,
+		http:    &http.Client{Timeout: 30 * time.Second},
+		perPage: maxPerPage,
 	}, nil
 }
 
@@ -128,7 +132,7 @@ const maxPerPage = 1000
 func (c *client) list(ctx context.Context, k pools.Kind) ([]json.RawMessage, error) {
 	var all []json.RawMessage
 	for page := 1; ; page++ {
-		path := fmt.Sprintf("%s/%s?per_page=%d&page=%d", apiPrefix, k, maxPerPage, page)
+		path := fmt.Sprintf("%s/%s?per_page=%d&page=%d", apiPrefix, k, c.perPage, page)
 		b, _, err := c.do(ctx, http.MethodGet, path, nil, "")
 		if err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/pools/postgres/pgtest"
 )
 
@@ -481,5 +483,24 @@ func TestServerRefusalNamesTheLine(t *testing.T) {
 	want := fmt.Sprintf("clash.yaml:%d: load_balancers[2].name: \"www.glb.example.com\" is already used by load_balancer www", line)
 	if code != exitFailed || !strings.Contains(errOut, "400") || !strings.Contains(errOut, want) {
 		t.Fatalf("apply of a clashing name: exit %d, want a line with %q\nstdout:\n%s\nstderr:\n%s", code, want, out, errOut)
+	}
+}
+
+// TestListPages: lists are read page after page to the last.
+func TestListPages(t *testing.T) {
+	t.Parallel()
+	n := startNode(t)
+	file, _ := fullFile(t)
+	n.mustCtl(exitOK, "apply", "-f", file)
+	cl, err := newClient(common{server: n.api})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, per := range []int{1, 2, 3, 4} {
+		cl.perPage = per
+		objs, err := cl.objects(context.Background(), pools.KindPool)
+		if err != nil || len(objs) != 3 {
+			t.Errorf("%d per page: %d pools, %v", per, len(objs), err)
+		}
 	}
 }
