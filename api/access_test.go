@@ -97,8 +97,13 @@ func TestScopes(t *testing.T) {
 			t.Errorf("token list shows %q: %s", k, r.body)
 		}
 	}
-	if list.Result[0]["last_used_on"] == nil {
-		t.Errorf("ci's last use not recorded: %s", r.body)
+	// The last use is written behind the request, so it shows soon after.
+	for deadline := time.Now().Add(5 * time.Second); list.Result[0]["last_used_on"] == nil; {
+		if time.Now().After(deadline) {
+			t.Fatalf("ci's last use not recorded: %s", r.body)
+		}
+		time.Sleep(20 * time.Millisecond)
+		e.do("GET", "/api/v1/tokens", nil, bearer(admin)...).json(t, &list)
 	}
 	audit := e.do("GET", "/api/v1/audit?per_page=1000", nil, bearer(admin)...)
 	for _, s := range []string{read, write, admin} {

@@ -82,6 +82,17 @@ func (t *Token) Validate(now time.Time) error {
 	return e.err()
 }
 
+// Prepare readies a token for storing at now: created now, never used,
+// times at the store's precision, and valid.
+func (t *Token) Prepare(now time.Time) error {
+	t.CreatedOn, t.LastUsed = StoreTime(now), nil
+	if t.ExpiresOn != nil {
+		e := StoreTime(*t.ExpiresOn)
+		t.ExpiresOn = &e
+	}
+	return t.Validate(now)
+}
+
 // NewTokenSecret returns a fresh secret (256 random bits, URL-safe) and
 // its hash.
 func NewTokenSecret() (secret string, hash []byte) {

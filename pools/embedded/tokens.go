@@ -48,12 +48,7 @@ func putToken(tx *bbolt.Tx, t pools.Token) error {
 // transaction.
 func (s *Store) CreateToken(ctx context.Context, tok pools.Token) (pools.Token, error) {
 	now := s.now()
-	tok.CreatedOn, tok.LastUsed = pools.StoreTime(now), nil
-	if tok.ExpiresOn != nil {
-		e := pools.StoreTime(*tok.ExpiresOn)
-		tok.ExpiresOn = &e
-	}
-	if err := tok.Validate(now); err != nil {
+	if err := tok.Prepare(now); err != nil {
 		return pools.Token{}, err
 	}
 	var rev int64
