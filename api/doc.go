@@ -14,4 +14,9 @@
 // that a GET, edit, PUT round trip works unchanged. The id may be given on
 // create; on PUT and PATCH it must be absent or equal the id in the path.
 // Optimistic concurrency goes through If-Match, never through the body.
+//
+// Access. Named tokens carry nested scopes (read, write, admin), checked
+// in auth.go from the method and path alone; the caller goes into the
+// request's context so that the store audits each write, in its own
+// transaction, with who made it. GET /api/v1/audit reads that history.
 package api
