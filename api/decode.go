@@ -45,6 +45,9 @@ func readJSON(w http.ResponseWriter, r *http.Request, mergePatch bool) (map[stri
 	}
 	end := dec.InputOffset()
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		// The byte at fault is the first one of the trailing data.
+		rest := body[end:]
+		end += int64(len(rest) - len(bytes.TrimLeft(rest, " \t\r\n")))
 		return nil, syntaxProblem(end, "data after the JSON object")
 	}
 	obj, ok := v.(map[string]any)
@@ -54,6 +57,9 @@ func readJSON(w http.ResponseWriter, r *http.Request, mergePatch bool) (map[stri
 	return obj, nil
 }
 
+// syntaxProblem reports malformed JSON. offset has one meaning for every
+// cause: the 0-based offset of the first byte at fault (the body's length
+// when it ends too early).
 func syntaxProblem(offset int64, msg string) *Problem {
 	return &Problem{
 		Type: problemInvalidJSON, Title: "Malformed JSON", Status: http.StatusBadRequest,
@@ -62,9 +68,11 @@ func syntaxProblem(offset int64, msg string) *Problem {
 }
 
 // checkContentType accepts JSON media types (and, for PATCH, RFC 7396's
-// application/merge-patch+json). A missing Content-Type is taken as JSON;
-// a form body (what curl -d sends without -H) is refused, since it is
-// almost always a forgotten header rather than an intent.
+// application/merge-patch+json). A request without any Content-Type is
+// read as JSON, as documented: a body sent with no header at all can
+// only be meant as the API's one format. A form body (what curl -d sends
+// without -H) is refused, since it is almost always a forgotten header
+// rather than an intent.
 func checkContentType(r *http.Request, mergePatch bool) error {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {

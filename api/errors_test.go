@@ -104,10 +104,14 @@ func TestMalformedBodies(t *testing.T) {
 		name, body string
 		offset     int64 // -1: no offset expected
 	}{
-		{"syntax", `{"name": "p",, }`, 14},
+		// offset is the byte at fault, whatever the cause.
+		{"syntax", `{"name": "p",, }`, 13},
+		{"bad literal", `{"name": tru}`, 12},
+		{"control character", "{\"name\": \"\x01\"}", 10},
 		{"truncated", `{"name": "p"`, 12},
-		{"trailing", `{"name": "p"} {"name": "q"}`, 13},
+		{"trailing", `{"name": "p"} {"name": "q"}`, 14},
 		{"trailing garbage", `{"name": "p"}x`, 13},
+		{"trailing after newline", "{\"name\": \"p\"}\n\t]", 15},
 		{"empty", ``, -1},
 		{"array", `[{"name": "p"}]`, -1},
 	}
@@ -170,7 +174,7 @@ func TestNotFound(t *testing.T) {
 	e.do("GET", "/api/v1/widgets", nil).problem(t, http.StatusNotFound)
 	r := e.do("POST", "/api/v1/zones/x", `{}`)
 	r.problem(t, http.StatusMethodNotAllowed)
-	if allow := r.header.Get("Allow"); allow != "GET, PUT, PATCH, DELETE" {
+	if allow := r.header.Get("Allow"); allow != "GET, HEAD, PUT, PATCH, DELETE" {
 		t.Errorf("Allow %q", allow)
 	}
 }

@@ -15,8 +15,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/api/apitest"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/pools/embedded"
+	"github.com/glb-dns/glb/steering"
 )
 
 // openStore is the store every test runs against: the real embedded one.
@@ -31,24 +33,38 @@ func openStore(t *testing.T) pools.Store {
 }
 
 // echoExplainer is a small real Explainer: it returns what it was asked,
-// which is what the API is responsible for.
+// which is what the API is responsible for, in the shape of a real trace
+// so that the document's schema of it is checked too.
 type echoExplainer struct{}
 
-func (echoExplainer) Explain(_ context.Context, lbID string, client netip.Addr, ecs netip.Prefix, qtype string) (any, error) {
-	e := ""
+func (echoExplainer) Explain(_ context.Context, lbID string, client netip.Addr, ecs netip.Prefix, qtype string) (*api.Explanation, error) {
+	out := &api.Explanation{Revision: 1, Client: client.String(), LocatedBy: netip.PrefixFrom(client, client.BitLen()).String()}
 	if ecs.IsValid() {
-		e = ecs.String()
+		out.ECS = ecs.String()
 	}
-	return map[string]string{"lb": lbID, "client": client.String(), "ecs": e, "type": qtype}, nil
+	out.Decision = steering.Trace{
+		LoadBalancer: steering.TraceLB{ID: lbID, Name: "www.glb.example.com", Policy: "off"},
+		Client:       steering.TraceClient{Prefix: -1, SourcePrefix: -1, QueryType: qtype},
+		Candidates:   []steering.TraceCandidate{{ID: "p", Name: "p", Source: "default_pools", Enabled: true, Healthy: true, HealthyOrigins: 1, MinimumOrigins: 1, Chosen: true}},
+		Pool:         steering.TracePool{ID: "p", Name: "p", Reason: "first enabled, healthy candidate"},
+		Affinity: steering.TraceAffinity{Spillover: "ZONAL_AFFINITY_DISABLED", A: []string{"a"}, B: []string{"a"}, C: []string{},
+			I: []string{}, M: []string{"a"}, Result: "zonal affinity disabled: M = A"},
+		Origins: steering.TraceOrigins{Policy: "random", Family: qtype, Eligible: []steering.TraceWeight{{Name: "a", Weight: 1, Share: 1}}, Picked: []string{"a"}},
+		Records: []steering.TraceRecord{{Origin: "a", Type: qtype, Value: "192.0.2.10"}},
+		TTL:     30,
+	}
+	return out, nil
 }
 
 type env struct {
-	t     *testing.T
-	srv   *httptest.Server
-	store pools.Store
-	reg   *prometheus.Registry
-	token string
-	audit auditTrail
+	t   *testing.T
+	srv *httptest.Server
+	// client checks every response against api/openapi.json.
+	client *http.Client
+	store  pools.Store
+	reg    *prometheus.Registry
+	token  string
+	audit  auditTrail
 }
 
 // newEnv serves the API over a real HTTP server and a real store; opt
@@ -64,6 +80,7 @@ func newEnv(t *testing.T, opt func(*api.Options)) *env {
 	e.srv = httptest.NewServer(api.New(o))
 	t.Cleanup(e.srv.Close)
 	t.Cleanup(e.checkAudit) // runs first, with the store still open
+	e.client = apitest.Must(t).Client(t, e.srv.Client().Transport)
 	return e
 }
 
@@ -134,7 +151,10 @@ func (e *env) do(method, path string, body any, hdr ...string) response {
 		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := e.srv.Client().Do(req)
+	if e.client == nil { // an env built by hand
+		e.client = apitest.Must(e.t).Client(e.t, e.srv.Client().Transport)
+	}
+	resp, err := e.client.Do(req)
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", method, path, err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/glb-dns/glb/api"
 	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/steering"
 )
 
 type openAPIDoc struct {
@@ -50,6 +51,10 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	var served []string
 	err := chi.Walk(routes, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		served = append(served, method+" "+route)
+		if method == http.MethodGet {
+			// middleware.GetHead serves HEAD on every GET route.
+			served = append(served, http.MethodHead+" "+route)
+		}
 		return nil
 	})
 	if err != nil {
@@ -71,8 +76,9 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	}
 	// 5 kinds × 6 operations, health, explain, the document, 3 probes,
 	// 4 token operations, the audit log, and a zone's DNSSEC state and
-	// rollover.
-	if len(served) != 5*6+6+5+2 {
+	// rollover, and HEAD beside each of the 5×2+6 GETs, the 2 token GETs,
+	// the audit log's and the DNSSEC state's.
+	if len(served) != 5*6+6+5+2+5*2+6+3+1 {
 		t.Fatalf("%d routes: %v", len(served), served)
 	}
 }
@@ -101,6 +107,20 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"HealthTransition": pools.HealthTransition{},
 		"RegionHealth":     pools.RegionHealth{},
 		"ZoneDNSSEC":       zone.DNSSEC,
+		"Problem":          api.Problem{},
+		"PoolHealth":       api.PoolHealth{},
+		"OriginHealth":     api.OriginHealth{},
+		"NodeCheck":        api.NodeCheck{},
+		"Explanation":      api.Explanation{},
+		"Trace":            steering.Trace{},
+		"TraceLB":          steering.TraceLB{},
+		"TraceClient":      steering.TraceClient{},
+		"TraceCandidate":   steering.TraceCandidate{},
+		"TracePool":        steering.TracePool{},
+		"TraceAffinity":    steering.TraceAffinity{},
+		"TraceOrigins":     steering.TraceOrigins{},
+		"TraceWeight":      steering.TraceWeight{},
+		"TraceRecord":      steering.TraceRecord{},
 	}
 	for name, v := range cases {
 		s, ok := doc.Components.Schemas[name]

@@ -32,7 +32,8 @@ type Problem struct {
 	Errors []pools.FieldError `json:"errors,omitempty"`
 	// Referrers lists who still refers to an object that cannot be deleted.
 	Referrers []pools.Referrer `json:"referrers,omitempty"`
-	// Offset is the byte offset of a JSON syntax error.
+	// Offset is the 0-based offset of the first byte at fault in a
+	// malformed JSON body (its length when it ends too early).
 	Offset *int64 `json:"offset,omitempty"`
 	// MissingScope names the scope a token lacks (403).
 	MissingScope string `json:"missing_scope,omitempty"`
@@ -83,11 +84,8 @@ func problemFor(err error) *Problem {
 	case errors.Is(err, pools.ErrUnavailable):
 		return newProblem(http.StatusServiceUnavailable, "the configuration store cannot be reached")
 	case errors.As(err, &se):
-		off := se.Offset
-		return &Problem{
-			Type: problemInvalidJSON, Title: "Malformed JSON", Status: http.StatusBadRequest,
-			Detail: fmt.Sprintf("at byte offset %d: %v", se.Offset, se), Offset: &off,
-		}
+		// encoding/json counts the bytes read, the bad one included.
+		return syntaxProblem(se.Offset-1, se.Error())
 	case errors.As(err, &mbe):
 		p := newProblem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body exceeds %d bytes", mbe.Limit))
 		p.Type = problemTooLarge

@@ -103,7 +103,7 @@ func (h resource) get(w http.ResponseWriter, r *http.Request) {
 		h.s.writeError(w, r, err)
 		return
 	}
-	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == etag(o) {
+	if notModified(r, etag(o)) {
 		w.Header().Set("ETag", etag(o))
 		w.WriteHeader(http.StatusNotModified)
 		return

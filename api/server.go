@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -19,11 +20,11 @@ import (
 const Prefix = "/api/v1"
 
 // Explainer shows the whole steering decision for one client of one load
-// balancer. The steering engine implements it; the result must marshal to
-// JSON. ecs is the zero Prefix when the query carries no client subnet;
-// qtype is "A" or "AAAA". An unknown load balancer is pools.ErrNotFound.
+// balancer. The steering engine implements it. ecs is the zero Prefix when
+// the query carries no client subnet; qtype is "A" or "AAAA". An unknown
+// load balancer is pools.ErrNotFound.
 type Explainer interface {
-	Explain(ctx context.Context, lbID string, client netip.Addr, ecs netip.Prefix, qtype string) (any, error)
+	Explain(ctx context.Context, lbID string, client netip.Addr, ecs netip.Prefix, qtype string) (*Explanation, error)
 }
 
 // Options configure the API handler.
@@ -72,7 +73,10 @@ func New(o Options) http.Handler {
 	s.tokens = newTokenCache(s.Store, s.Now, s.log)
 
 	r := chi.NewRouter()
-	r.Use(newHTTPMetrics(s.Registry).middleware, s.recoverer)
+	// Authentication comes before routing, so that 404 and 405 cannot map
+	// the API for a client without a token; GetHead then serves HEAD on
+	// every GET route (RFC 9110 §9.3.2) and net/http drops the body.
+	r.Use(newHTTPMetrics(s.Registry).middleware, s.recoverer, s.authAPI, middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusNotFound, "no such route: "+r.URL.Path))
 	})
@@ -82,6 +86,9 @@ func New(o Options) http.Handler {
 		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 			if mux.Match(chi.NewRouteContext(), m, r.URL.Path) {
 				allow = append(allow, m)
+				if m == http.MethodGet {
+					allow = append(allow, http.MethodHead)
+				}
 			}
 		}
 		w.Header().Set("Allow", strings.Join(allow, ", "))
@@ -95,7 +102,6 @@ func New(o Options) http.Handler {
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
 
 	r.Group(func(r chi.Router) {
-		r.Use(s.auth)
 		r.Get(Prefix+"/openapi.json", serveOpenAPI)
 		for _, k := range pools.Kinds {
 			h := resource{s: s, kind: k}

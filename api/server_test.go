@@ -91,22 +91,21 @@ func TestExplain(t *testing.T) {
 	}
 	e.do("GET", "/api/v1/load_balancers/nope/explain?client=192.0.2.1", nil).problem(t, http.StatusNotFound)
 
-	var got struct{ Result map[string]string }
+	var got struct{ Result api.Explanation }
 	r := e.do("GET", base+"?client=::ffff:192.0.2.1&ecs=198.51.100.77/24&type=aaaa", nil)
 	if r.status != http.StatusOK {
 		t.Fatalf("explain: %d %s", r.status, r.body)
 	}
 	r.json(t, &got)
-	want := map[string]string{"lb": f.lb, "client": "192.0.2.1", "ecs": "198.51.100.0/24", "type": "AAAA"}
-	for k, v := range want {
-		if got.Result[k] != v {
-			t.Errorf("%s = %q, want %q", k, got.Result[k], v)
-		}
+	x := got.Result
+	if x.Decision.LoadBalancer.ID != f.lb || x.Client != "192.0.2.1" || x.ECS != "198.51.100.0/24" || x.Decision.Client.QueryType != "AAAA" {
+		t.Errorf("explain asked lb %q client %q ecs %q type %q", x.Decision.LoadBalancer.ID, x.Client, x.ECS, x.Decision.Client.QueryType)
 	}
+	got = struct{ Result api.Explanation }{}
 	r = e.do("GET", base+"?client=2001:db8::1", nil)
 	r.json(t, &got)
-	if got.Result["type"] != "A" || got.Result["ecs"] != "" {
-		t.Errorf("defaults: %v", got.Result)
+	if got.Result.Decision.Client.QueryType != "A" || got.Result.ECS != "" {
+		t.Errorf("defaults: %+v", got.Result)
 	}
 
 	none := newEnv(t, func(o *api.Options) { o.Explainer = nil })

@@ -152,7 +152,7 @@ func TestStaticStability(t *testing.T) {
 	var problem map[string]any
 	eventually(t, 10*time.Second, "API answers 503 with the store down", func() (bool, string) {
 		req, _ := http.NewRequest("GET", g.api+"/api/v1/pools", nil)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := g.http.Do(req)
 		if err != nil {
 			return false, err.Error()
 		}

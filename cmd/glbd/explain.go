@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/glb-dns/glb/api"
 	"github.com/glb-dns/glb/geodata"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/steering"
@@ -17,19 +18,7 @@ type explainer struct {
 	geo *geodata.Resolver
 }
 
-// Explanation is the body of GET /load_balancers/{id}/explain.
-type Explanation struct {
-	Revision int64  `json:"revision"`
-	Client   string `json:"client"`
-	ECS      string `json:"ecs,omitempty"`
-	// LocatedBy is the prefix whose location steered: the ECS subnet when
-	// the load balancer's prefer_ecs allows it, else the client address.
-	LocatedBy string `json:"located_by"`
-	// Decision is the whole trace; its client member is the location.
-	Decision steering.Trace `json:"decision"`
-}
-
-func (e explainer) Explain(ctx context.Context, lbID string, client netip.Addr, ecs netip.Prefix, qtype string) (any, error) {
+func (e explainer) Explain(ctx context.Context, lbID string, client netip.Addr, ecs netip.Prefix, qtype string) (*api.Explanation, error) {
 	c := e.n.cur.Load()
 	if c == nil {
 		return nil, fmt.Errorf("no snapshot loaded yet: %w", pools.ErrUnavailable)
@@ -51,7 +40,7 @@ func (e explainer) Explain(ctx context.Context, lbID string, client netip.Addr, 
 	loc := e.geo.Resolve(locate, c.nets)
 	req := steering.Request{Client: loc, Subnet: subnet, SourcePrefix: sourcePrefix, Type: t}
 	var ans steering.Answer
-	out := Explanation{Revision: c.snap.Revision(), Client: client.String(), LocatedBy: locate.String()}
+	out := &api.Explanation{Revision: c.snap.Revision(), Client: client.String(), LocatedBy: locate.String()}
 	if ecs.IsValid() {
 		out.ECS = ecs.String()
 	}

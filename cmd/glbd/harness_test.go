@@ -21,6 +21,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/glb-dns/glb/api/apitest"
 	"github.com/glb-dns/glb/pools/postgres/pgtest"
 )
 
@@ -59,6 +60,8 @@ type glbd struct {
 	dataDir string
 	logs    *syncBuffer
 	done    chan struct{}
+	// http checks every API response against api/openapi.json.
+	http *http.Client
 }
 
 type syncBuffer struct {
@@ -97,7 +100,7 @@ func startGlbd(t *testing.T, dataDir string, args ...string) *glbd {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start glbd: %v", err)
 	}
-	g := &glbd{t: t, cmd: cmd, dataDir: dataDir, logs: logs, done: make(chan struct{})}
+	g := &glbd{t: t, cmd: cmd, dataDir: dataDir, logs: logs, done: make(chan struct{}), http: apitest.Must(t).Client(t, nil)}
 	found := make(chan [2]string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
@@ -164,7 +167,7 @@ func (g *glbd) call(method, path string, body any, out any) int {
 	if g.token != "" {
 		req.Header.Set("Authorization", "Bearer "+g.token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := g.http.Do(req)
 	if err != nil {
 		g.t.Fatalf("%s %s: %v", method, path, err)
 	}

@@ -209,10 +209,10 @@ func poolHealth(t *testing.T, g *glbd, pool string) api.PoolHealth {
 	return out.Result
 }
 
-func explain(t *testing.T, g *glbd, lb, client string) Explanation {
+func explain(t *testing.T, g *glbd, lb, client string) api.Explanation {
 	t.Helper()
 	var out struct {
-		Result Explanation `json:"result"`
+		Result api.Explanation `json:"result"`
 	}
 	if status := g.call("GET", "/api/v1/load_balancers/"+lb+"/explain?client="+client, nil, &out); status != http.StatusOK {
 		t.Fatalf("explain %s for %s: status %d", lb, client, status)
@@ -459,7 +459,7 @@ func TestHealthDynamicLatency(t *testing.T) {
 	took := answerWithin(t, g, 5*time.Second, "RTT measured: the faster pool answers", fastO.ip())
 	t.Logf("monitor attached → faster pool answered in %v", took.Round(time.Millisecond))
 
-	rtts := func(e Explanation) (map[string]float64, string) {
+	rtts := func(e api.Explanation) (map[string]float64, string) {
 		out := map[string]float64{}
 		var desc []string
 		for _, c := range e.Decision.Candidates {
