@@ -121,6 +121,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"TraceOrigins":     steering.TraceOrigins{},
 		"TraceWeight":      steering.TraceWeight{},
 		"TraceRecord":      steering.TraceRecord{},
+		"TraceRTT":         steering.TraceRTT{},
 	}
 	for name, v := range cases {
 		s, ok := doc.Components.Schemas[name]
