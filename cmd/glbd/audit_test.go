@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/pools/embedded"
+)
+
+// TestHealthAuditObserve: the node reports each origin when first seen
+// and on every change of its agreed state, with what each region saw; an
+// origin that loses its results after being down is reported healthy
+// again, since steering counts it so.
+func TestHealthAuditObserve(t *testing.T) {
+	t.Parallel()
+	store, err := embedded.Open(filepath.Join(t.TempDir(), "glb.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	a := newHealthAudit(store, "n1", slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { a.run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	key := pools.OriginKey{Pool: "p", Origin: "o"}
+	at := time.Now()
+	views := []pools.NodeHealth{
+		{Node: "n2", Region: "ENAM", Origins: []pools.OriginState{{Pool: "p", Origin: "o", Healthy: false, Reason: "timeout", CheckedAt: at}}},
+		{Node: "n1", Region: "WEU", Origins: []pools.OriginState{{Pool: "p", Origin: "o", Healthy: true, CheckedAt: at}}}, // stale copy of ours
+	}
+	own := pools.NodeHealth{Node: "n1", Region: "WEU", Origins: []pools.OriginState{{Pool: "p", Origin: "o", Healthy: false, Reason: "refused", CheckedAt: at}}}
+	health := func(m map[pools.OriginKey]pools.OriginHealth) *pools.Health { return &pools.Health{Origins: m} }
+
+	entries := func(want int) []pools.HealthTransition {
+		t.Helper()
+		var out []pools.HealthTransition
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			res, err := store.Audit(context.Background(), pools.AuditFilter{Kind: pools.KindHealth}, pools.Page{PerPage: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Items) == want {
+				out = out[:0]
+				for i := len(res.Items) - 1; i >= 0; i-- {
+					var h pools.HealthTransition
+					if err := json.Unmarshal(res.Items[i].After, &h); err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, h)
+				}
+				return out
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d health entries, want %d", len(res.Items), want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
+	a.observe(health(map[pools.OriginKey]pools.OriginHealth{key: {Healthy: true}}), views, own)
+	a.observe(health(map[pools.OriginKey]pools.OriginHealth{key: {Healthy: false, Reason: "WEU: refused"}}), views, own)
+	es := entries(1)
+	if es[0].Healthy || es[0].Reason != "WEU: refused" || es[0].Node != "n1" {
+		t.Fatalf("down entry %+v", es[0])
+	}
+	want := map[string]pools.RegionHealth{"ENAM": {Nodes: 1, Reason: "timeout"}, "WEU": {Nodes: 1, Reason: "refused"}}
+	if len(es[0].Regions) != 2 || es[0].Regions["ENAM"] != want["ENAM"] || es[0].Regions["WEU"] != want["WEU"] {
+		t.Errorf("regions %+v, want %+v (our live view, not the stored copy)", es[0].Regions, want)
+	}
+	// The same state again: nothing new.
+	a.observe(health(map[pools.OriginKey]pools.OriginHealth{key: {Healthy: false, Reason: "WEU: refused"}}), views, own)
+	// Results go stale: counted healthy, and said so.
+	a.observe(health(map[pools.OriginKey]pools.OriginHealth{}), nil, pools.NodeHealth{Node: "n1"})
+	es = entries(2)
+	if !es[1].Healthy || es[1].Reason != reasonNoResults {
+		t.Errorf("stale entry %+v", es[1])
+	}
+}
