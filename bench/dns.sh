@@ -11,7 +11,8 @@
 # Usage: bench/dns.sh            (from anywhere; needs go, dnsperf, dig, curl)
 # Knobs: DURATION (s, default 15), REPS (default 3), DNSPERF_ARGS
 #        (default "-c 4 -T 2 -q 200 -t 1", as in RESULTS.md), RUNDIR,
-#        GLBD_PORT, API_PORT, BASE_PORT.
+#        GLBD_PORT, API_PORT, BASE_PORT, GLBD_ARGS (extra glbd flags, e.g.
+#        --rrl-rate=1000000 to measure RRL enabled but not triggered).
 # Target: glbd >= 85 % of the baseline's QPS.
 set -euo pipefail
 
@@ -60,7 +61,7 @@ api() { # method path [json]
 
 # ---- glbd, configured through the REST API
 "$RUNDIR/bin/glbd" serve --dns-listen "127.0.0.1:$GLBD_PORT" --api-listen "127.0.0.1:$API_PORT" \
-  --data-dir "$RUNDIR/data" >"$RUNDIR/logs/glbd.log" 2>&1 &
+  --data-dir "$RUNDIR/data" ${GLBD_ARGS:-} >"$RUNDIR/logs/glbd.log" 2>&1 &
 PIDS+=($!)
 for i in $(seq 1 100); do curl -sf "$GLB/healthz" >/dev/null 2>&1 && break; sleep 0.2; done
 curl -sf "$GLB/healthz" >/dev/null || { cat "$RUNDIR/logs/glbd.log" >&2; die "glbd API did not come up"; }

@@ -136,6 +136,13 @@ func TestCookies(t *testing.T) {
 	if valid(s, "192.0.2.1", got) {
 		t.Error("a cookie two rotations old is accepted")
 	}
+	// Without a previous secret, its zero value is no key.
+	s.SetCookieSecrets(CookieSecrets{Current: [16]byte{11}})
+	zero := bytes.Clone(got)
+	binary.LittleEndian.PutUint64(zero[16:24], cookieHash(sipKey([16]byte{}), (*[8]byte)(zero[:8]), zero[8:16], netip.MustParseAddr("192.0.2.1")))
+	if valid(s, "192.0.2.1", zero) {
+		t.Error("a cookie of the zero key is accepted when there is no previous secret")
+	}
 
 	// Malformed: FORMERR with an OPT and no cookie.
 	for _, n := range []int{1, 5, 7, 9, 15, 41} {

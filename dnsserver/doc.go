@@ -51,4 +51,11 @@
 // answered by the parent with AA. Records below a cut serve only as glue.
 // An apex NS answer carries the same in-zone glue; nothing else is added
 // unsolicited.
+//
+// On the public internet (cookie.go, rrl.go, chaos.go, tcp_pressure.go):
+// DNS cookies (RFC 7873, RFC 9018 server cookies from a secret the nodes
+// share; a malformed cookie is FORMERR), response rate limiting per
+// (client network, answer) with BIND/Knot slip semantics in a fixed,
+// lock-free table, NSID and CHAOS identity, and TCP admission that closes
+// the longest-idle connection at the limit.
 package dnsserver

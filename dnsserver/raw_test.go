@@ -231,34 +231,6 @@ func TestTCPIdleClosed(t *testing.T) {
 	}
 }
 
-// TestTCPConnectionLimit: beyond MaxTCPConns (8 in tests) a connection
-// waits in the backlog until one closes.
-func TestTCPConnectionLimit(t *testing.T) {
-	t.Parallel()
-	s := newTestServer(t, prometheus.NewRegistry())
-	addr := startServer(t, s)
-	var conns []net.Conn
-	for range 8 {
-		c, err := net.Dial("tcp", addr.String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		conns = append(conns, c)
-	}
-	cl := &dns.Client{Net: "tcp", Timeout: 500 * time.Millisecond}
-	m := new(dns.Msg)
-	m.SetQuestion("ns1.glb.example.com.", dns.TypeA)
-	if _, _, err := cl.Exchange(m, addr.String()); err == nil {
-		t.Fatal("a ninth connection was served while eight were open")
-	}
-	conns[0].Close()
-	cl.Timeout = 5 * time.Second
-	if _, _, err := cl.Exchange(m, addr.String()); err != nil {
-		t.Fatalf("no service after a slot freed: %v", err)
-	}
-}
-
 // TestNotReady: before any snapshot, SERVFAIL without AA.
 func TestNotReady(t *testing.T) {
 	t.Parallel()

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/net/netutil"
 
 	"github.com/glb-dns/glb/dnsserver/dnssec"
 	"github.com/glb-dns/glb/pools"
@@ -78,7 +77,9 @@ type Server struct {
 	addr        netip.AddrPort
 
 	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
+	conns  map[net.Conn]*tcpConn
+	// tcpOpen counts open connections for the idle timeout (tcp_pressure.go).
+	tcpOpen atomic.Int64
 	closed bool
 	wg     sync.WaitGroup
 }
@@ -124,7 +125,7 @@ func New(cfg Config) (*Server, error) {
 	return &Server{
 		cfg: cfg, log: cfg.Logger.With("component", "dns"), metrics: m, edge: e,
 		sigs: dnssec.NewCache(cfg.SignatureCacheSize, dnssec.Policy{}, sm.counters()), sigMetrics: sm,
-		conns: map[net.Conn]struct{}{},
+		conns: map[net.Conn]*tcpConn{},
 	}, nil
 }
 
@@ -267,7 +268,7 @@ func (s *Server) Start(ctx context.Context) error {
 		go s.serveUDP(c)
 	}
 	s.wg.Add(1)
-	go s.serveTCP(netutil.LimitListener(s.tcp, s.cfg.MaxTCPConns))
+	go s.serveTCP(s.tcp)
 	s.log.Info("dns listening", "addr", s.addr.String(), "udp_sockets", len(s.udp), "max_tcp_conns", s.cfg.MaxTCPConns)
 	return nil
 }
@@ -324,27 +325,32 @@ func (s *Server) serveTCP(l net.Listener) {
 			continue
 		}
 		s.mu.Lock()
-		if s.closed {
+		if s.closed || !s.admitLocked() {
 			s.mu.Unlock()
 			_ = c.Close()
 			continue
 		}
-		s.conns[c] = struct{}{}
+		tc := &tcpConn{c: c}
+		tc.idleSince.Store(time.Now().UnixNano())
+		s.conns[c] = tc
 		s.mu.Unlock()
+		s.tcpOpen.Add(1)
 		s.metrics.tcpConns.Inc()
 		s.wg.Add(1)
-		go s.serveConn(c)
+		go s.serveConn(tc)
 	}
 }
 
 // serveConn answers the queries of one TCP connection in order (RFC 7766
 // §6.2.1.1 allows that; pipelined queries are read as they come).
-func (s *Server) serveConn(c net.Conn) {
+func (s *Server) serveConn(tc *tcpConn) {
+	c := tc.c
 	defer func() {
 		_ = c.Close()
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.mu.Unlock()
+		s.tcpOpen.Add(-1)
 		s.metrics.tcpConns.Dec()
 		s.wg.Done()
 	}()
@@ -357,17 +363,20 @@ func (s *Server) serveConn(c net.Conn) {
 	w := &worker{out: out[2:2]}
 	var lenBuf [2]byte
 	for {
-		if err := c.SetReadDeadline(time.Now().Add(s.cfg.TCPIdleTimeout)); err != nil {
+		tc.busy.Store(false)
+		if err := c.SetReadDeadline(time.Now().Add(s.tcpIdleTimeout())); err != nil {
 			return
 		}
 		if _, err := io.ReadFull(c, lenBuf[:]); err != nil {
 			return
 		}
+		tc.busy.Store(true)
 		n := int(binary.BigEndian.Uint16(lenBuf[:]))
 		if _, err := io.ReadFull(c, in[:n]); err != nil {
 			return
 		}
 		reply := w.handle(s, in[:n], src, true)
+		tc.idleSince.Store(time.Now().UnixNano())
 		if reply == nil {
 			continue
 		}
