@@ -76,12 +76,12 @@ type Server struct {
 	batchedUDP  atomic.Int32 // sockets served by the batched loop (tests)
 	addr        netip.AddrPort
 
-	mu     sync.Mutex
-	conns  map[net.Conn]*tcpConn
+	mu    sync.Mutex
+	conns map[net.Conn]*tcpConn
 	// tcpOpen counts open connections for the idle timeout (tcp_pressure.go).
 	tcpOpen atomic.Int64
-	closed bool
-	wg     sync.WaitGroup
+	closed  bool
+	wg      sync.WaitGroup
 }
 
 // live is a published snapshot with its metric children bound.
