@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,6 +100,12 @@ func (s *Store) RecordHealth(ctx context.Context, at time.Time, ts []pools.Healt
 	if len(ts) == 0 {
 		return nil
 	}
+	// Rows are locked in one order on every node, so that two nodes
+	// reporting the same origins cannot deadlock.
+	ts = slices.Clone(ts)
+	slices.SortFunc(ts, func(a, b pools.HealthTransition) int {
+		return cmp.Or(cmp.Compare(a.Pool, b.Pool), cmp.Compare(a.Origin, b.Origin))
+	})
 	return s.write(ctx, func(t *txn) error {
 		for _, h := range ts {
 			_, err := t.tx.Exec(ctx, `insert into audit_health_state (pool, origin, healthy) values ($1, $2, true)
