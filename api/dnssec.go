@@ -20,6 +20,17 @@ const problemRollover = "urn:glb:problem:rollover"
 // step: the time every node takes to serve the previous step.
 const rolloverPropagation = 5 * time.Second
 
+// ExplainDNSSEC is the dnssec member of an explanation: whether the
+// explained answer is signed.
+type ExplainDNSSEC struct {
+	// Signed: answers to queries with the DO bit carry RRSIGs.
+	Signed bool `json:"signed"`
+	// KeyTag of the active key that signs them.
+	KeyTag uint16 `json:"key_tag,omitempty"`
+	// Denial is how negative answers are proven.
+	Denial string `json:"denial,omitempty"`
+}
+
 // dnssecKey is a key's public face: no private part ever leaves the store
 // through the API.
 type dnssecKey struct {

@@ -15,4 +15,6 @@ type Explanation struct {
 	LocatedBy string `json:"located_by"`
 	// Decision is the whole trace; its client member is the location.
 	Decision steering.Trace `json:"decision"`
+	// DNSSEC says whether the answer is signed.
+	DNSSEC ExplainDNSSEC `json:"dnssec"`
 }

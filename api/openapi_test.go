@@ -107,6 +107,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"HealthTransition": pools.HealthTransition{},
 		"RegionHealth":     pools.RegionHealth{},
 		"ZoneDNSSEC":       zone.DNSSEC,
+		"ExplainDNSSEC":    api.ExplainDNSSEC{},
 		"Problem":          api.Problem{},
 		"PoolHealth":       api.PoolHealth{},
 		"OriginHealth":     api.OriginHealth{},

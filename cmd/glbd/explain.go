@@ -45,5 +45,6 @@ func (e explainer) Explain(ctx context.Context, lbID string, client netip.Addr, 
 		out.ECS = ecs.String()
 	}
 	c.snap.Decide(lb, &req, steering.FastRand{}, &ans, &out.Decision)
+	out.DNSSEC = explainDNSSEC(c.snap.Config(), lb.ZoneID())
 	return out, nil
 }

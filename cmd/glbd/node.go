@@ -176,6 +176,7 @@ func (n *node) reloadConfig(ctx context.Context) error {
 	if err == nil {
 		n.views = views
 	}
+	n.ensureKeys(rctx, cfg)
 	n.apply(cfg, true)
 	return nil
 }

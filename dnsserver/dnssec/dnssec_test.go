@@ -105,6 +105,15 @@ func TestKeyRoundTripAndDS(t *testing.T) {
 	if err != nil || !strings.EqualFold(got.(*dns.DS).Digest, want.Digest) || got.(*dns.DS).DigestType != dns.SHA256 || got.(*dns.DS).KeyTag != k.Tag {
 		t.Fatalf("DS %q (%v), want digest %s tag %d", ds, err, want.Digest, k.Tag)
 	}
+	// The CDS served at the apex is the DS the API gives the parent.
+	cds := unpackTail(t, apex, z.CDS[0]).(*dns.CDS)
+	if !strings.EqualFold(cds.Digest, want.Digest) || cds.KeyTag != k.Tag {
+		t.Errorf("CDS %s, want the DS digest %s", cds, want.Digest)
+	}
+	cdnskey := unpackTail(t, apex, z.CDNSKEY[0]).(*dns.CDNSKEY)
+	if cdnskey.PublicKey != k.PublicKey || cdnskey.Flags != 257 {
+		t.Errorf("CDNSKEY %s, want the key", cdnskey)
+	}
 	bad := k
 	other, _ := Generate(apex, pools.KeyActive, t0)
 	bad.PublicKey = other.PublicKey

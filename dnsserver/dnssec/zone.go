@@ -72,8 +72,10 @@ func NewZone(apex string, ttl uint32, stored []pools.ZoneKey) (*Zone, error) {
 	return z, nil
 }
 
-// tail packs rr with the root as owner and drops that one-byte owner.
+// tail packs a copy of rr with the root as owner and drops that one-byte
+// owner; rr itself is left as it is.
 func tail(rr dns.RR) ([]byte, error) {
+	rr = dns.Copy(rr)
 	rr.Header().Name = "."
 	buf := make([]byte, 65535)
 	n, err := dns.PackRR(rr, buf, 0, nil, false)

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/dnsserver/dnssec"
+	"github.com/glb-dns/glb/pools"
+)
+
+// ensureKeys gives every zone that turned DNSSEC on and has no active key
+// its first key. Every node tries; the store serialises them, so one key
+// is made, and its write bumps the revision that brings it to every node.
+func (n *node) ensureKeys(ctx context.Context, cfg *pools.Config) {
+	active := map[string]bool{}
+	for _, k := range cfg.DNSSECKeys {
+		if k.State == pools.KeyActive {
+			active[k.Zone] = true
+		}
+	}
+	for _, z := range cfg.Zones {
+		if !z.DNSSEC.Enabled || active[z.ID] {
+			continue
+		}
+		_, err := n.store.UpdateZoneKeys(ctx, z.ID, func(cur []pools.ZoneKey) ([]pools.ZoneKey, error) {
+			return dnssec.Ensure(z.Name, cur, time.Now())
+		})
+		if err != nil {
+			n.log.Warn("making the first DNSSEC key failed; the zone stays unsigned", "zone", z.Name, "err", err)
+			continue
+		}
+		n.log.Info("DNSSEC key made", "zone", z.Name)
+	}
+}
+
+func explainDNSSEC(cfg *pools.Config, zoneID string) api.ExplainDNSSEC {
+	for _, z := range cfg.Zones {
+		if z.ID != zoneID || !z.DNSSEC.Enabled {
+			continue
+		}
+		for _, k := range cfg.DNSSECKeys {
+			if k.Zone == zoneID && k.State == pools.KeyActive {
+				return api.ExplainDNSSEC{Signed: true, KeyTag: k.Tag, Denial: "compact (RFC 9824)"}
+			}
+		}
+	}
+	return api.ExplainDNSSEC{}
+}
