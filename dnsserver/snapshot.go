@@ -96,10 +96,7 @@ func Compile(st *steering.Snapshot, loc Locator) (*Snapshot, error) {
 	cfg := st.Config()
 	byID := map[string]*zone{}
 	for i := range cfg.Zones {
-		z, err := compileZone(&cfg.Zones[i])
-		if err == nil {
-			err = z.signZone(&cfg.Zones[i], cfg.DNSSECKeys)
-		}
+		z, err := compileSignedZone(&cfg.Zones[i], cfg.DNSSECKeys)
 		if err != nil {
 			return nil, fmt.Errorf("zone %s (%s): %w", cfg.Zones[i].ID, cfg.Zones[i].Name, err)
 		}

@@ -17,6 +17,18 @@ const (
 	typeCDNSKEY = 60
 )
 
+// compileSignedZone compiles a zone and, when it signs, its keys.
+func compileSignedZone(pz *pools.Zone, keys []pools.ZoneKey) (*zone, error) {
+	z, err := compileZone(pz)
+	if err != nil {
+		return nil, err
+	}
+	if err := z.signZone(pz, keys); err != nil {
+		return nil, err
+	}
+	return z, nil
+}
+
 // signZone prepares a zone with DNSSEC enabled and an active key in keys:
 // the DNSKEY, CDS and CDNSKEY RRsets join the apex like any static RRset,
 // and the zone keeps its signer. A zone without an active key yet (the

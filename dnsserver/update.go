@@ -123,7 +123,7 @@ func Update(prev *Snapshot, st *steering.Snapshot, loc Locator) (*Snapshot, erro
 			byID[cz.ID] = s.zones[string(apex)]
 			continue
 		}
-		z, err := compileZone(cz)
+		z, err := compileSignedZone(cz, cfg.DNSSECKeys)
 		if err != nil {
 			return nil, fmt.Errorf("zone %s (%s): %w", cz.ID, cz.Name, err)
 		}

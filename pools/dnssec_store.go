@@ -1,6 +1,9 @@
 package pools
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // KeyStore keeps the zones' DNSSEC keys beside the configuration. Keys are
 // not REST objects: they are made by glb and change only through the
@@ -17,3 +20,9 @@ type KeyStore interface {
 	// fn is returned as is and stores nothing.
 	UpdateZoneKeys(ctx context.Context, zoneID string, fn func([]ZoneKey) ([]ZoneKey, error)) ([]ZoneKey, error)
 }
+
+// KeysChangedIn records inside a store transaction that a zone's keys
+// changed: its SOA serial advances (its DNSKEY RRset is zone content), which
+// also puts the zone in the change feed, so that nodes that follow the
+// feed recompile it with the new keys.
+func KeysChangedIn(tx Tx, zoneID string, now time.Time) error { return touchZone(tx, zoneID, now) }

@@ -27,6 +27,10 @@ func (n *node) applyChanges(ctx context.Context) (done bool, err error) {
 	if err != nil {
 		return false, nil
 	}
+	if err := n.keysOfChangedZones(ctx, cfg, cs); err != nil {
+		return true, err
+	}
+	n.ensureKeys(ctx, cfg)
 	n.apply(cfg, true)
 	return true, nil
 }

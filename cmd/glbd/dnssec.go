@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/glb-dns/glb/api"
@@ -32,6 +34,43 @@ func (n *node) ensureKeys(ctx context.Context, cfg *pools.Config) {
 		}
 		n.log.Info("DNSSEC key made", "zone", z.Name)
 	}
+}
+
+// keysOfChangedZones brings cfg's DNSSEC keys up to date for the zones a
+// change set touched: a key change advances its zone's serial, so the
+// zone is in the set. cfg's key list is replaced, never modified, since
+// it is shared with the configuration served before.
+func (n *node) keysOfChangedZones(ctx context.Context, cfg *pools.Config, cs *pools.ChangeSet) error {
+	changed := map[string]bool{}
+	for _, c := range cs.Changes {
+		if c.Kind == pools.KindZone {
+			changed[c.ID] = true
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	var keys []pools.ZoneKey
+	for _, k := range cfg.DNSSECKeys {
+		if !changed[k.Zone] {
+			keys = append(keys, k)
+		}
+	}
+	for _, z := range cfg.Zones {
+		if !changed[z.ID] {
+			continue
+		}
+		zk, err := n.store.ZoneKeys(ctx, z.ID)
+		if errors.Is(err, pools.ErrNotFound) {
+			continue // deleted since the change set was read
+		}
+		if err != nil {
+			return fmt.Errorf("dnssec keys of zone %s: %w", z.Name, err)
+		}
+		keys = append(keys, zk...)
+	}
+	cfg.DNSSECKeys = keys
+	return nil
 }
 
 func explainDNSSEC(cfg *pools.Config, zoneID string) api.ExplainDNSSEC {

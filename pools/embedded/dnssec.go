@@ -94,6 +94,9 @@ func (s *Store) UpdateZoneKeys(ctx context.Context, zoneID string, fn func([]poo
 		if rev, err = (txn{tx}).BumpRevision(); err != nil {
 			return err
 		}
+		if err := pools.KeysChangedIn(txn{tx}, zoneID, s.now()); err != nil {
+			return err
+		}
 		out = next
 		return nil
 	})

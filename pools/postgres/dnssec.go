@@ -68,6 +68,9 @@ func (s *Store) UpdateZoneKeys(ctx context.Context, zoneID string, fn func([]poo
 		if _, err := t.BumpRevision(); err != nil {
 			return err
 		}
+		if err := pools.KeysChangedIn(t, zoneID, s.now()); err != nil {
+			return err
+		}
 		out = next
 		return nil
 	})

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -51,6 +52,15 @@ func testZoneKeys(t *testing.T, s pools.Store) {
 	r1, _ := s.Revision(c)
 	if r1 <= r0 {
 		t.Errorf("revision after a key write = %d, want > %d", r1, r0)
+	}
+	// The zone's DNSKEY RRset changed: its serial advances and it is in
+	// the change feed, so that nodes following the feed recompile it.
+	if zs, err := s.Get(c, pools.KindZone, z.ID); err != nil || zs.(*pools.Zone).Serial == z.Serial {
+		t.Errorf("zone serial after a key write = %v (%v), want past %d", zs, err, z.Serial)
+	}
+	cs, err := s.Changes(c, r0)
+	if err != nil || !slices.ContainsFunc(cs.Changes, func(ch pools.ObjectChange) bool { return ch.Kind == pools.KindZone && ch.ID == z.ID }) {
+		t.Errorf("changes since %d = %+v, %v; want the zone", r0, cs, err)
 	}
 	// The same set again stores nothing and leaves the revision alone.
 	if _, err := s.UpdateZoneKeys(c, z.ID, ensureOne("k2")); err != nil {
