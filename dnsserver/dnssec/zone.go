@@ -77,7 +77,7 @@ func NewZone(apex string, ttl uint32, stored []pools.ZoneKey) (*Zone, error) {
 func tail(rr dns.RR) ([]byte, error) {
 	rr = dns.Copy(rr)
 	rr.Header().Name = "."
-	buf := make([]byte, 65535)
+	buf := make([]byte, dns.Len(rr)+16) // Len counts the owner "." and no compression
 	n, err := dns.PackRR(rr, buf, 0, nil, false)
 	if err != nil {
 		return nil, fmt.Errorf("pack %s: %w", dns.TypeToString[rr.Header().Rrtype], err)
