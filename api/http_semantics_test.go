@@ -82,7 +82,8 @@ func documentedGETs(t *testing.T, f fixture) []string {
 	ids := map[string]string{"zones": f.zone, "monitors": f.monitor, "pools": f.pool, "load_balancers": f.lb, "networks": f.network}
 	var out []string
 	for path, item := range apitest.Must(t).Doc().Paths.Map() {
-		if item.Get == nil {
+		if item.Get == nil || path == "/api/v1/events" {
+			// The event stream does not end; events_test.go covers it.
 			continue
 		}
 		if kind, _, ok := strings.Cut(strings.TrimPrefix(path, "/api/v1/"), "/{id}"); ok {

@@ -77,8 +77,8 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	// 5 kinds × 6 operations, health, explain, the document, 3 probes,
 	// 4 token operations, the audit log, and a zone's DNSSEC state and
 	// rollover, and HEAD beside each of the 5×2+6 GETs, the 2 token GETs,
-	// the audit log's and the DNSSEC state's.
-	if len(served) != 5*6+6+5+2+5*2+6+3+1 {
+	// the audit log's and the DNSSEC state's; the event stream's GET and HEAD.
+	if len(served) != 5*6+6+5+2+5*2+6+3+1+2 {
 		t.Fatalf("%d routes: %v", len(served), served)
 	}
 }
@@ -123,6 +123,9 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"TraceWeight":      steering.TraceWeight{},
 		"TraceRecord":      steering.TraceRecord{},
 		"TraceRTT":         steering.TraceRTT{},
+		"RevisionEvent":    api.RevisionEvent{},
+		"HealthEvent":      api.HealthEvent{},
+		"HealthChange":     api.HealthChange{},
 	}
 	for name, v := range cases {
 		s, ok := doc.Components.Schemas[name]

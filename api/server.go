@@ -47,6 +47,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for health ages; nil is time.Now.
 	Now func() time.Time
+	// EventsInterval is how often /events compares the revision and the
+	// agreed health; zero is one second.
+	EventsInterval time.Duration
 }
 
 type server struct {
@@ -115,6 +118,7 @@ func New(o Options) http.Handler {
 		}
 		r.Get(Prefix+"/pools/{id}/health", s.poolHealth)
 		r.Get(Prefix+"/load_balancers/{id}/explain", s.explain)
+		r.Get(Prefix+"/events", s.events)
 		r.Get(Prefix+"/zones/{id}/dnssec", s.dnssecStatus)
 		r.Post(Prefix+"/zones/{id}/dnssec/rollover", s.dnssecRollover)
 		s.accessRoutes(r)
