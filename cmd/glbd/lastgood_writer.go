@@ -11,11 +11,14 @@ import (
 
 // lastGoodWriter writes the last good configuration after it is served,
 // off the path from a change to DNS: writing a large configuration takes
-// longer than compiling a change to it. Saves that come faster than the
-// disk coalesce into the newest; each write is still atomic (saveLastGood).
+// longer than compiling a change to it. Saves that come faster than one
+// write per minInterval coalesce into the newest, so that a burst of
+// changes does not spend the CPU the next change needs on encoding the
+// whole estate again and again; each write is still atomic (saveLastGood).
 type lastGoodWriter struct {
-	dir string
-	log *slog.Logger
+	dir         string
+	log         *slog.Logger
+	minInterval time.Duration
 
 	mu      sync.Mutex
 	pending *pools.Config
@@ -25,7 +28,8 @@ type lastGoodWriter struct {
 }
 
 func newLastGoodWriter(dir string, log *slog.Logger) *lastGoodWriter {
-	return &lastGoodWriter{dir: dir, log: log.With("component", "lastgood"), wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	return &lastGoodWriter{dir: dir, log: log.With("component", "lastgood"), minInterval: time.Second,
+		wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 }
 
 // save queues cfg to be written; it never waits for the disk.
@@ -49,6 +53,10 @@ func (w *lastGoodWriter) run(ctx context.Context) {
 			return
 		case <-w.wake:
 			w.writePending()
+			select {
+			case <-ctx.Done():
+			case <-time.After(w.minInterval):
+			}
 		}
 	}
 }
