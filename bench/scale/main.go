@@ -135,7 +135,7 @@ func run() error {
 
 	// write → answer: each change gives one pool 64 new addresses, then
 	// waits for its load balancer to answer one of them (on B).
-	var lat, putLat []time.Duration
+	var lat, putLat, afterPut []time.Duration
 	for i := range *changes {
 		p := rand.IntN(*numPools-*monitored) + *monitored
 		prefix := fmt.Sprintf("10.%d.%d.", 100+i/200, i%200)
@@ -154,9 +154,11 @@ func run() error {
 			return fmt.Errorf("change %d: %w", i, err)
 		}
 		lat = append(lat, time.Since(start))
+		afterPut = append(afterPut, lat[len(lat)-1]-putLat[len(putLat)-1])
 	}
 	report("write → answer", lat)
-	report("  of which the PUT (store commit)", putLat)
+	report("  of which the PUT (API, validation, store commit)", putLat)
+	report("  from the PUT's reply to the answer", afterPut)
 
 	// health flip → answer: all origins of a monitored pool start failing;
 	// its load balancer fails over to the next pool.
@@ -476,6 +478,6 @@ func report(what string, ds []time.Duration) {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	pct := func(p float64) time.Duration { return s[min(len(s)-1, int(p*float64(len(s))))] }
-	fmt.Printf("%s: n=%d p50 %s p99 %s max %s\n", what, len(s),
-		pct(0.5).Round(100*time.Microsecond), pct(0.99).Round(100*time.Microsecond), s[len(s)-1].Round(100*time.Microsecond))
+	fmt.Printf("%s: n=%d p50 %s p90 %s p99 %s max %s\n", what, len(s), pct(0.5).Round(100*time.Microsecond),
+		pct(0.9).Round(100*time.Microsecond), pct(0.99).Round(100*time.Microsecond), s[len(s)-1].Round(100*time.Microsecond))
 }
