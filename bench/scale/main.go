@@ -162,7 +162,7 @@ func run() error {
 
 	// health flip → answer: all origins of a monitored pool start failing;
 	// its load balancer fails over to the next pool.
-	var flipLat []time.Duration
+	var flipLat, decidedLat []time.Duration
 	for i := range min(*flips, *monitored) {
 		p := i
 		monitoredUp := func(ips []string) bool { return len(ips) > 0 && strings.HasPrefix(ips[0], "127.0.1.") }
@@ -174,10 +174,15 @@ func run() error {
 		if err := waitAnswer(b.dns, lbName(p), 30*time.Second, func(ips []string) bool { return !monitoredUp(ips) }); err != nil {
 			return fmt.Errorf("flip %d: %w", i, err)
 		}
-		flipLat = append(flipLat, time.Since(start))
+		answered := time.Now()
+		flipLat = append(flipLat, answered.Sub(start))
+		if d, ok := a.lastDown(fmt.Sprintf("p%d", p), start, answered); ok {
+			decidedLat = append(decidedLat, answered.Sub(d))
+		}
 		fail.Store(false)
 	}
 	report("health flip → answer (monitor interval 1 s, consecutive_down 1)", flipLat)
+	report("  from node A's decision (its last \"origin down\" log line for the pool, ms resolution) to the answer", decidedLat)
 
 	builds := a.incrementalBuilds()
 	report("one-pool rebuild (compile + publish, node A log)", builds)
@@ -316,7 +321,8 @@ func startNode(bin, dataDir, name, region string) (*node, error) {
 				n.dns, n.api, once = m[1], "http://"+strings.TrimPrefix(m[2], "http://"), true
 				close(up)
 			}
-			if strings.Contains(line, `msg="snapshot published"`) || strings.Contains(line, "level=ERROR") {
+			if strings.Contains(line, `msg="snapshot published"`) || strings.Contains(line, `msg="origin down"`) ||
+				strings.Contains(line, "level=ERROR") {
 				n.mu.Lock()
 				n.logs = append(n.logs, line)
 				n.mu.Unlock()
@@ -363,6 +369,27 @@ func (n *node) put(kind, id string, o any) error {
 		return fmt.Errorf("PUT %s/%s: %s: %s", kind, id, resp.Status, body)
 	}
 	return nil
+}
+
+var downRe = regexp.MustCompile(`^time=(\S+) .*msg="origin down" .*\bpool=(\S+)`)
+
+// lastDown is when node n logged the last origin of pool down between
+// since and until: the pool fails when its last origin does.
+func (n *node) lastDown(pool string, since, until time.Time) (time.Time, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var last time.Time
+	for _, l := range n.logs {
+		m := downRe.FindStringSubmatch(l)
+		if m == nil || m[2] != pool {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, m[1])
+		if err == nil && !t.Before(since.Truncate(time.Millisecond)) && !t.After(until) && t.After(last) {
+			last = t
+		}
+	}
+	return last, !last.IsZero()
 }
 
 var tookRe = regexp.MustCompile(`pools_rebuilt=(\d+) incremental=true took=(\S+)`)
