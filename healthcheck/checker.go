@@ -161,11 +161,13 @@ func (c *Checker) Update(cfg *pools.Config) {
 			c.pairs[k] = c.newPair(t)
 		}
 	}
+	var fresh []*pair
 	for _, p := range c.pairs {
 		if p.done == nil {
-			c.start(p, 0)
+			fresh = append(fresh, p)
 		}
 	}
+	c.startSpread(fresh)
 	before, prevMin := c.byPool, c.minInterval
 	c.byPool = map[string][]*pair{}
 	c.minInterval = 0
@@ -204,6 +206,24 @@ func (c *Checker) newPair(t *target) *pair {
 	return &pair{t: t, prober: newProber(t, c.opts.SourceAddr), th: newThreshold(t.up, t.down)}
 }
 
+// startSpread starts new pairs. A few (an edited pool) are checked at
+// once; a batch larger than the probes allowed in flight (a node starting
+// on a large estate, a monitor shared by thousands of origins) has its
+// first checks spread evenly over the interval instead, so that the
+// checks of 100,000 origins do not all fall in the same second of every
+// interval ever after. c.mu is held.
+func (c *Checker) startSpread(fresh []*pair) {
+	if len(fresh) <= c.opts.MaxConcurrent {
+		for _, p := range fresh {
+			c.start(p, 0)
+		}
+		return
+	}
+	for i, p := range fresh {
+		c.start(p, p.t.interval*time.Duration(i)/time.Duration(len(fresh)))
+	}
+}
+
 // start runs p's goroutine, first checking after delay, when the Checker
 // is running; c.mu is held.
 func (c *Checker) start(p *pair, delay time.Duration) {
@@ -225,15 +245,17 @@ func (c *Checker) Run(ctx context.Context) error {
 		return errors.New("healthcheck: already running")
 	}
 	c.runCtx = ctx
+	var fresh []*pair
 	for _, p := range c.pairs {
 		// A pair with a result from an earlier Run is not new: spread its
 		// next check over its interval rather than probe everything at once.
-		var delay time.Duration
 		if p.th.known {
-			delay = rand.N(p.t.interval)
+			c.start(p, rand.N(p.t.interval))
+		} else {
+			fresh = append(fresh, p)
 		}
-		c.start(p, delay)
 	}
+	c.startSpread(fresh)
 	c.mu.Unlock()
 
 	c.publishLoop(ctx)
