@@ -118,7 +118,7 @@ writer() { # id
       "$GLB/api/v1/load_balancers/lb$i" -d "{\"ttl\": $((RANDOM % 60 + 10))}" && n=$((n + 1))
     echo "$n" >"$RUNDIR/writes.$1"
     next=$(awk -v t="$next" 'BEGIN{printf "%.3f", t + 1}')
-    sleep "$(awk -v t="$next" -v now="$(date +%s.%N)" 'BEGIN{d = t - now; printf "%.3f", d > 0 ? d : 0}')"
+    sleep "$(awk -v t="$next" -v now="$(date +%s.%N)" 'BEGIN{d = t - now; if (d < 0) d = 0; printf "%.3f", d}')"
   done
 }
 for w in $(seq 1 "$WRITES_PER_S"); do
