@@ -190,9 +190,9 @@ func (c *Contract) checkUnrouted(req *http.Request, status int, header http.Head
 	allowed := c.methods(req)
 	name := "NotFound"
 	switch {
-	case status == http.StatusUnauthorized && (underPrefix(req.URL.Path) || underPrefix(req.URL.RawPath)):
+	case status == http.StatusUnauthorized && underPrefix(req.URL.Path):
 		name = "Unauthorized"
-	case status == http.StatusForbidden && (underPrefix(req.URL.Path) || underPrefix(req.URL.RawPath)):
+	case status == http.StatusForbidden && underPrefix(req.URL.Path):
 		// A token's scope is checked with it, before routing too.
 		name = "Forbidden"
 	case len(allowed) > 0:
