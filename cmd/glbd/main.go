@@ -28,6 +28,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/console"
 	"github.com/glb-dns/glb/geodata"
 	"github.com/glb-dns/glb/healthcheck"
 	"github.com/glb-dns/glb/migrations"
@@ -174,10 +175,10 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		return fmt.Errorf("api: %w", err)
 	}
 	httpSrv := &http.Server{
-		Handler: api.New(api.Options{
+		Handler: console.Mount(api.New(api.Options{
 			Store: store, Token: cfg.APIToken, Explainer: explainer{n: n, geo: geo},
 			Ready: n.ready, Health: n.agreedHealth, Registry: reg, Logger: log,
-		}),
+		})),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	scheme := "http"
