@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -66,6 +67,23 @@ func browserTab(t *testing.T) context.Context {
 	ctx, cancel2 := context.WithTimeout(ctx, 60*time.Second)
 	t.Cleanup(func() { cancel2(); cancel() })
 	return ctx
+}
+
+// shot saves the page as docs/console-<name>.png when
+// GLB_CONSOLE_SCREENSHOTS names a directory (scripts/console-screenshots.sh).
+func shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("GLB_CONSOLE_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	var png []byte
+	if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "console-"+name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func closeBrowser() {
@@ -141,6 +159,7 @@ func TestConsole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		shot(t, ctx, "overview")
 		if lbs != 2 {
 			t.Errorf("%d load balancers shown, want 2", lbs)
 		}
@@ -195,6 +214,7 @@ func TestConsole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		shot(t, ctx, "explain")
 		d := api.Result.Decision
 		if pool != d.Pool.Name || m != strings.Join(d.Affinity.M, ", ") || !strings.Contains(location, "zone-1") {
 			t.Errorf("console: pool %q, M %q, location %q; API: pool %q, M %v", pool, m, location, d.Pool.Name, d.Affinity.M)
@@ -219,6 +239,7 @@ func TestConsole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		shot(t, ctx, "pool")
 		if !strings.Contains(status, "Conflict") {
 			t.Errorf("status %q, want the conflict", status)
 		}
@@ -241,6 +262,12 @@ func TestConsole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// An unsaved edit: x1's weight to 0.1.
+		if err := chromedp.Run(ctx, chromedp.SetValue(`tr[data-origin="extra/x1"] input`, "0.1"),
+			chromedp.Evaluate(`document.querySelector('tr[data-origin="extra/x1"] input').dispatchEvent(new Event("change"))`, nil)); err != nil {
+			t.Fatal(err)
+		}
+		shot(t, ctx, "preview")
 		for i, want := range []float64{40, 30, 30} {
 			got, err := strconv.ParseFloat(strings.TrimSuffix(cells[i], "%"), 64)
 			if err != nil || got < want-3 || got > want+3 {

@@ -28,7 +28,7 @@ login.addEventListener('submit', (ev) => {
 
 // Where the page is and what refreshes it on an event.
 let refresh = () => {};
-follow((name) => { if (name !== 'poll' || true) refresh(name); }, (s) => {
+follow((name) => refresh(name), (s) => {
   document.getElementById('live').textContent = s === 'live' ? 'live' : 'polling (event stream down)';
 });
 
