@@ -51,6 +51,9 @@ func browserTab(t *testing.T) context.Context {
 			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 			chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
 			chromedp.WindowSize(1280, 800),
+			// Chromium writes scratch files of its own to TMPDIR; keep them in
+			// dir so that closing the browser leaves nothing behind.
+			chromedp.Env("TMPDIR=" + dir),
 		}
 		actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 		bctx, bcancel := chromedp.NewContext(actx)
@@ -58,7 +61,20 @@ func browserTab(t *testing.T) context.Context {
 			browser.err = fmt.Errorf("start chromium %s: %w", path, err)
 		}
 		browser.ctx = bctx
-		browser.cancel = func() { bcancel(); acancel(); os.RemoveAll(dir) }
+		browser.cancel = func() {
+			bcancel()
+			acancel()
+			// Chromium's last writers may still be exiting after the
+			// allocator returns; retry the removal for a bounded while.
+			for i := 0; i < 50; i++ {
+				if os.RemoveAll(dir) == nil {
+					if _, err := os.Stat(dir); os.IsNotExist(err) {
+						return
+					}
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
 	})
 	if browser.err != nil {
 		t.Fatal(browser.err)
