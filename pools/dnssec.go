@@ -1,5 +1,7 @@
 package pools
 
+import "encoding/json"
+
 import "time"
 
 // ZoneDNSSEC is a zone's dnssec object: whether its answers are signed.
@@ -49,6 +51,24 @@ type ZoneKey struct {
 	CreatedOn  time.Time `json:"created_on"`
 	// StateSince is when the key entered State: a rollover step waits on it.
 	StateSince time.Time `json:"state_since"`
+}
+
+// NextKeys runs a key update for both stores: fn gets a copy of the
+// zone's current keys, its result is stamped with the zone, and doc is the
+// document to store, nil when nothing changed.
+func NextKeys(zoneID string, cur []ZoneKey, fn func([]ZoneKey) ([]ZoneKey, error)) (next []ZoneKey, doc []byte, err error) {
+	next, err = fn(append([]ZoneKey(nil), cur...))
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range next {
+		next[i].Zone = zoneID
+	}
+	if SameKeys(cur, next) {
+		return cur, nil, nil
+	}
+	doc, err = json.Marshal(next)
+	return next, doc, err
 }
 
 // SameKeys reports whether two key lists are the same: a store writes (and

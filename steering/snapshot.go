@@ -253,13 +253,22 @@ func CompileFor(cfg *pools.Config, h *pools.Health, opts Options) (*Snapshot, er
 		if err != nil {
 			return nil, fmt.Errorf("load balancer %s (%s): %w", l.ID, l.Name, err)
 		}
-		if _, dup := s.lbByName[lb.name]; dup {
-			return nil, fmt.Errorf("load balancer %s: name %s used twice", l.ID, lb.name)
+		if err := s.addLB(lb); err != nil {
+			return nil, err
 		}
-		s.lbs = append(s.lbs, lb)
-		s.lbByName[lb.name] = lb
 	}
 	return s, nil
+}
+
+// addLB makes a compiled load balancer answerable by name; Compile and
+// Update both end here, so a name is refused twice the same way.
+func (s *Snapshot) addLB(lb *LB) error {
+	if _, dup := s.lbByName[lb.name]; dup {
+		return fmt.Errorf("load balancer %s: name %s used twice", lb.id, lb.name)
+	}
+	s.lbs = append(s.lbs, lb)
+	s.lbByName[lb.name] = lb
+	return nil
 }
 
 func monitorSet(cfg *pools.Config) map[string]bool {

@@ -110,11 +110,9 @@ func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged ma
 				return nil, fmt.Errorf("load balancer %s (%s): %w", l.ID, l.Name, err)
 			}
 		}
-		if _, dup := s.lbByName[lb.name]; dup {
-			return nil, fmt.Errorf("load balancer %s: name %s used twice", l.ID, lb.name)
+		if err := s.addLB(lb); err != nil {
+			return nil, err
 		}
-		s.lbs = append(s.lbs, lb)
-		s.lbByName[lb.name] = lb
 	}
 	return s, nil
 }

@@ -69,19 +69,9 @@ func (s *Store) UpdateZoneKeys(ctx context.Context, zoneID string, fn func([]poo
 		if err != nil {
 			return err
 		}
-		next, err := fn(append([]pools.ZoneKey(nil), cur...))
-		if err != nil {
-			return err
-		}
-		for i := range next {
-			next[i].Zone = zoneID
-		}
-		if pools.SameKeys(cur, next) {
-			out = cur
-			return nil
-		}
-		doc, err := json.Marshal(next)
-		if err != nil {
+		next, doc, err := pools.NextKeys(zoneID, cur, fn)
+		if err != nil || doc == nil {
+			out = next
 			return err
 		}
 		b, err := tx.CreateBucketIfNotExists(keysBucket)
