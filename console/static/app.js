@@ -41,6 +41,21 @@ async function show(render) {
 }
 
 // ---------- Overview ----------
+// problemText says what is wrong with a load balancer's pools, worst first,
+// so that the card answers "why is this red" without a click.
+function problemText(order, ok, hs, byID) {
+  const parts = [];
+  for (const id of order) {
+    const name = byID.get(id)?.name || id;
+    if (!ok(id)) parts.push(`pool ${name} ${byID.get(id)?.enabled === false ? 'disabled' : 'down'}`);
+  }
+  for (const id of order) {
+    const down = (hs.get(id)?.origins || []).filter((o) => o.healthy === false).map((o) => o.name);
+    if (down.length) parts.push(`${down.join(', ')} down in pool ${byID.get(id)?.name || id}`);
+  }
+  return parts.join('; ');
+}
+
 async function overview() {
   const [lbs, ps] = await Promise.all([list('load_balancers'), list('pools')]);
   const byID = new Map(ps.map((p) => [p.id, p]));
@@ -63,7 +78,8 @@ async function overview() {
     });
     return { problem, node: el('section', { class: 'card' + (problem ? ' problem' : ''), 'data-lb': lb.name },
       el('h2', { text: lb.name }),
-      el('p', { class: 'muted', text: `steering ${lb.steering_policy}${lb.enabled === false ? ' · disabled' : ''}${problem ? ' · PROBLEM' : ''}` }),
+      el('p', { class: 'muted', text: `steering ${lb.steering_policy || 'off (failover order)'}${lb.enabled === false ? ' · disabled' : ''}` }),
+      problem ? el('p', { class: 'problem-text', role: 'alert', text: `Problem: ${problemText(order, ok, hs, byID)}` }) : '',
       el('div', { class: 'table-wrap' }, el('table', {},
         el('thead', {}, el('tr', {}, el('th', { text: 'order' }), el('th', { text: 'pool' }), el('th', { text: 'health' }), el('th', { text: 'origins' }))),
         el('tbody', {}, rows)))) };
@@ -194,12 +210,14 @@ function drawExplain(x) {
     el('li', {}, el('strong', { text: 'Records. ' }), el('ul', { id: 'x-records' }, d.records.map((r) => el('li', { text: `${r.type} ${r.value} (${r.origin})` }))),
       `TTL ${d.ttl}`),
     el('li', {}, el('strong', { text: 'ECS scope: ' }), el('span', { id: 'x-scope', text: String(d.ecs_scope) }),
-      d.location_dependent ? ' (the answer depends on the location)' : ' (the same answer everywhere)'));
+      !d.location_dependent ? ' (the same answer everywhere)'
+        : d.ecs_scope ? ` (the answer depends on the location; resolvers may reuse it within a /${d.ecs_scope})`
+          : ' (the answer depends on the location; the query carried no ECS subnet, so no scope is echoed)'));
 }
 
 function bar(share, after) {
   const b = el('span', { class: 'bar' + (after ? ' after' : ''), 'aria-hidden': 'true' });
-  b.style.width = (share * 12) + 'rem';
+  b.style.width = `calc(${share} * var(--bar-max))`;
   return b;
 }
 
