@@ -92,36 +92,41 @@ func writeEvent(w http.ResponseWriter, name string, data any) {
 	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
 }
 
-func (s *server) healthStates() map[pools.OriginKey]pools.OriginHealth {
+func (s *server) healthStates() *pools.Health {
 	if s.Health == nil {
 		return nil
 	}
-	h := s.Health()
-	if h == nil {
-		return nil
-	}
-	return h.Origins
+	return s.Health()
 }
 
 // healthChanges lists the origins whose state differs, in a stable order;
 // an origin absent from a view counts as healthy, as steering counts it.
-func healthChanges(prev, cur map[pools.OriginKey]pools.OriginHealth) []HealthChange {
-	state := func(m map[pools.OriginKey]pools.OriginHealth, k pools.OriginKey) pools.OriginHealth {
-		if v, ok := m[k]; ok {
-			return v
+// Only the pools that differ are compared, so a tick costs what changed.
+func healthChanges(prev, cur *pools.Health) []HealthChange {
+	state := func(p *pools.PoolHealth, name string) pools.OriginHealth {
+		if p != nil {
+			if v, ok := p.Origins[name]; ok {
+				return v
+			}
 		}
 		return pools.OriginHealth{Healthy: true}
 	}
 	var out []HealthChange
-	seen := map[pools.OriginKey]bool{}
-	for _, m := range []map[pools.OriginKey]pools.OriginHealth{cur, prev} {
-		for k := range m {
-			if seen[k] {
+	for id := range pools.ChangedPools(prev, cur) {
+		was, is := prev.Pool(id), cur.Pool(id)
+		seen := map[string]bool{}
+		for _, p := range []*pools.PoolHealth{is, was} {
+			if p == nil {
 				continue
 			}
-			seen[k] = true
-			if a, b := state(prev, k), state(cur, k); a != b {
-				out = append(out, HealthChange{Pool: k.Pool, Origin: k.Origin, Healthy: b.Healthy, Reason: b.Reason})
+			for name := range p.Origins {
+				if seen[name] {
+					continue
+				}
+				seen[name] = true
+				if a, b := state(was, name), state(is, name); a != b {
+					out = append(out, HealthChange{Pool: id, Origin: name, Healthy: b.Healthy, Reason: b.Reason})
+				}
 			}
 		}
 	}

@@ -73,9 +73,9 @@ func TestEventsStream(t *testing.T) {
 	if name, data2 := next(); name != "revision" || data2 == data {
 		t.Errorf("after a write: %s %s (before %s)", name, data2, data)
 	}
-	health.Store(&pools.Health{Origins: map[pools.OriginKey]pools.OriginHealth{
+	health.Store(pools.NewHealth(map[pools.OriginKey]pools.OriginHealth{
 		{Pool: f.pool, Origin: "a"}: {Healthy: false, Reason: "connection refused"},
-	}})
+	}, nil))
 	want := `{"changes":[{"pool":"` + f.pool + `","origin":"a","healthy":false,"reason":"connection refused"}]}`
 	if name, data := next(); name != "health" || data != want {
 		t.Errorf("after a health change: %s %s, want health %s", name, data, want)

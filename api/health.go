@@ -41,15 +41,17 @@ type OriginHealth struct {
 
 // NodeCheck is one node's latest result for one origin.
 type NodeCheck struct {
-	Node      string    `json:"node"`
-	Region    string    `json:"region"`
-	Healthy   bool      `json:"healthy"`
-	Reason    string    `json:"reason,omitempty"`
-	RTTMs     float64   `json:"rtt_ms"`
+	Node    string  `json:"node"`
+	Region  string  `json:"region"`
+	Healthy bool    `json:"healthy"`
+	Reason  string  `json:"reason,omitempty"`
+	RTTMs   float64 `json:"rtt_ms"`
+	// CheckedAt is when the node last vouched for the result: its latest
+	// heartbeat, which renews every result the node still lists.
 	CheckedAt time.Time `json:"checked_at"`
 	// AgeSeconds is how old the result is; a stale one no longer counts.
 	AgeSeconds float64 `json:"age_seconds"`
-	// PublishedAgeSeconds is how old the node's whole view is.
+	// PublishedAgeSeconds is how old the node's latest heartbeat is.
 	PublishedAgeSeconds float64 `json:"published_age_seconds"`
 }
 
@@ -60,7 +62,7 @@ func (s *server) poolHealth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := o.(*pools.Pool)
-	views, err := s.Store.HealthViews(r.Context())
+	views, err := s.Store.HealthViews(r.Context(), p.ID)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -111,8 +113,12 @@ func buildPoolHealth(p *pools.Pool, views []pools.NodeHealth, agreed *pools.Heal
 		return out
 	}
 	healthy := 0
+	ph := agreed.Pool(p.ID)
+	if ph == nil {
+		ph = &pools.PoolHealth{}
+	}
 	for i, og := range p.Origins {
-		h, known := agreed.Origins[pools.OriginKey{Pool: p.ID, Origin: og.Name}]
+		h, known := ph.Origins[og.Name]
 		ok := !known || h.Healthy
 		out.Origins[i].Healthy = &ok
 		if known && !h.Healthy {
@@ -126,13 +132,11 @@ func buildPoolHealth(p *pools.Pool, views []pools.NodeHealth, agreed *pools.Heal
 	// and only weights and enabled flags decide.
 	poolOK := healthy >= p.MinimumOrigins
 	out.Healthy = &poolOK
-	for k, d := range agreed.RTT {
-		if k.Pool == p.ID {
-			if out.RTTMs == nil {
-				out.RTTMs = map[string]float64{}
-			}
-			out.RTTMs[k.Region] = ms(d)
+	for region, d := range ph.RTT {
+		if out.RTTMs == nil {
+			out.RTTMs = map[string]float64{}
 		}
+		out.RTTMs[region] = ms(d)
 	}
 	return out
 }

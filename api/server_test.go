@@ -116,14 +116,14 @@ func TestExplain(t *testing.T) {
 func TestPoolHealth(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	agreed := &pools.Health{Origins: map[pools.OriginKey]pools.OriginHealth{}, RTT: map[pools.PoolRegion]time.Duration{}}
+	var agreed atomic.Pointer[pools.Health]
 	e := newEnv(t, func(o *api.Options) {
 		o.Now = func() time.Time { return now }
-		o.Health = func() *pools.Health { return agreed }
+		o.Health = agreed.Load
 	})
 	f := e.fixture()
-	agreed.Origins[pools.OriginKey{Pool: f.pool, Origin: "b"}] = pools.OriginHealth{Reason: "HTTP 503"}
-	agreed.RTT[pools.PoolRegion{Pool: f.pool, Region: "WEU"}] = 12500 * time.Microsecond
+	agreed.Store(pools.NewHealth(map[pools.OriginKey]pools.OriginHealth{{Pool: f.pool, Origin: "b"}: {Reason: "HTTP 503"}},
+		map[pools.PoolRegion]time.Duration{{Pool: f.pool, Region: "WEU"}: 12500 * time.Microsecond}))
 	for _, n := range []pools.NodeHealth{
 		{Node: "fra-1", Region: "WEU", Published: now.Add(-2 * time.Second), Origins: []pools.OriginState{
 			{Pool: f.pool, Origin: "a", Healthy: true, RTT: 12 * time.Millisecond, CheckedAt: now.Add(-10 * time.Second)},
@@ -134,7 +134,7 @@ func TestPoolHealth(t *testing.T) {
 			{Pool: f.pool, Origin: "b", Healthy: false, Reason: "timeout", RTT: 90 * time.Millisecond, CheckedAt: now.Add(-30 * time.Second)},
 		}},
 	} {
-		if err := e.store.PublishHealth(t.Context(), n); err != nil {
+		if err := e.store.PublishHealth(t.Context(), pools.FullUpdate(n)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -148,13 +148,14 @@ func TestPoolHealth(t *testing.T) {
 	if h.Pool != f.pool || len(h.Origins) != 3 || h.Healthy == nil || !*h.Healthy || h.RTTMs["WEU"] != 12.5 {
 		t.Fatalf("pool health %s", r.body)
 	}
+	// A result is as old as its node's latest heartbeat (Published).
 	a, b, c := h.Origins[0], h.Origins[1], h.Origins[2]
-	if len(a.Checks) != 1 || a.Checks[0].Node != "fra-1" || a.Checks[0].RTTMs != 12 || a.Checks[0].AgeSeconds != 10 ||
+	if len(a.Checks) != 1 || a.Checks[0].Node != "fra-1" || a.Checks[0].RTTMs != 12 || a.Checks[0].AgeSeconds != 2 ||
 		a.Checks[0].PublishedAgeSeconds != 2 || !*a.Healthy {
 		t.Errorf("origin a: %+v", a)
 	}
 	// Checks are ordered by region then node: ENAM before WEU.
-	if len(b.Checks) != 2 || b.Checks[0].Region != "ENAM" || b.Checks[0].Reason != "timeout" || b.Checks[0].AgeSeconds != 30 ||
+	if len(b.Checks) != 2 || b.Checks[0].Region != "ENAM" || b.Checks[0].Reason != "timeout" || b.Checks[0].AgeSeconds != 1 ||
 		b.Checks[1].Reason != "HTTP 503" || *b.Healthy || b.Reason != "HTTP 503" {
 		t.Errorf("origin b: %+v", b)
 	}

@@ -16,10 +16,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Publisher stores this node's whole health view where the other nodes
-// read it; pools.Store satisfies it.
+// Publisher stores this node's health updates where the other nodes read
+// them; pools.Store satisfies it.
 type Publisher interface {
-	PublishHealth(ctx context.Context, h pools.NodeHealth) error
+	PublishHealth(ctx context.Context, u pools.HealthUpdate) error
 }
 
 // Options configure a Checker.
@@ -31,8 +31,7 @@ type Options struct {
 	// several nodes on one machine probe from different addresses. It
 	// binds probes of its own address family; see dialer.
 	SourceAddr netip.Addr
-	// Publisher receives the view; nil publishes nothing (a single node
-	// reads View directly).
+	// Publisher receives the updates (publish.go); nil publishes nothing.
 	Publisher Publisher
 	// Logger; nil discards.
 	Logger *slog.Logger

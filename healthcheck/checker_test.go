@@ -167,17 +167,40 @@ func TestSlowOriginDoesNotDelayOthers(t *testing.T) {
 	}
 }
 
-// recorder is a Publisher that keeps what it was given.
+// recorder is a Publisher that keeps what it was given: the updates, and
+// the whole view they add up to after each.
 type recorder struct {
-	mu    sync.Mutex
-	views []pools.NodeHealth
+	mu      sync.Mutex
+	cur     map[pools.OriginKey]pools.OriginState
+	updates []pools.HealthUpdate
+	views   []pools.NodeHealth
 }
 
-func (r *recorder) PublishHealth(_ context.Context, h pools.NodeHealth) error {
+func (r *recorder) PublishHealth(_ context.Context, u pools.HealthUpdate) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.views = append(r.views, h)
+	if u.Full || r.cur == nil {
+		r.cur = map[pools.OriginKey]pools.OriginState{}
+	}
+	for _, s := range u.Origins {
+		r.cur[s.Key()] = s
+	}
+	for _, k := range u.Removed {
+		delete(r.cur, k)
+	}
+	v := pools.NodeHealth{Node: u.Node, Region: u.Region, Published: u.Published}
+	for _, s := range r.cur {
+		v.Origins = append(v.Origins, s)
+	}
+	r.updates = append(r.updates, u)
+	r.views = append(r.views, v)
 	return nil
+}
+
+func (r *recorder) published() []pools.HealthUpdate {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]pools.HealthUpdate(nil), r.updates...)
 }
 
 func (r *recorder) all() []pools.NodeHealth {

@@ -33,64 +33,108 @@ import (
 //
 // Pools without a monitor get no entries: they are always healthy.
 //
+// Combine works from whole views, each entry fresh by its own CheckedAt;
+// a node follows the stores' changes with a Tally instead, which applies
+// the same rules and recombines only what changed.
+//
 // RTT[{pool, region}] is the mean, over the pool's origins that are
 // healthy in the result, of the smoothed RTTs that region's nodes report
 // for them (fresh, healthy entries only, averaged per origin first). Every
 // reporting region measures, whatever check_regions says: latency from a
 // region is useful to dynamic_latency steering even where it does not vote.
 func Combine(cfg *pools.Config, views []pools.NodeHealth, now time.Time) *pools.Health {
-	h := &pools.Health{
-		Origins: map[pools.OriginKey]pools.OriginHealth{},
-		RTT:     map[pools.PoolRegion]time.Duration{},
-	}
+	out := map[string]*pools.PoolHealth{}
 	if cfg == nil {
-		return h
+		return pools.NewHealth(nil, nil)
 	}
+	entries := indexViews(views)
+	for id, r := range poolRules(cfg) {
+		var fresh []entry
+		ph := &pools.PoolHealth{Origins: map[string]pools.OriginHealth{}, RTT: map[string]time.Duration{}}
+		var rtt rttMean
+		for _, name := range r.origins {
+			fresh = fresh[:0]
+			for _, e := range entries[pools.OriginKey{Pool: id, Origin: name}] {
+				if now.Sub(e.state.CheckedAt) < r.window {
+					fresh = append(fresh, e)
+				}
+			}
+			oh, ok := decide(fresh, r.voting)
+			if !ok {
+				continue
+			}
+			ph.Origins[name] = oh
+			if oh.Healthy {
+				rtt.add(originRTT(fresh))
+			}
+		}
+		rtt.into(ph.RTT)
+		out[id] = ph
+	}
+	return (*pools.Health)(nil).With(out)
+}
+
+// poolRule is what Combine needs of a monitored pool.
+type poolRule struct {
+	window  time.Duration   // 3 × the monitor's check period
+	voting  map[string]bool // check_regions; empty: every region votes
+	origins []string        // in configuration order
+	named   map[string]bool
+	// rev and modified identify the pool's version, window the monitor's.
+	rev      int64
+	modified time.Time
+}
+
+// poolRules lists the rules of every pool whose monitor exists.
+func poolRules(cfg *pools.Config) map[string]*poolRule {
 	monitors := make(map[string]*pools.Monitor, len(cfg.Monitors))
 	for i := range cfg.Monitors {
 		monitors[cfg.Monitors[i].ID] = &cfg.Monitors[i]
 	}
-	entries := indexViews(views)
-
+	out := map[string]*poolRule{}
 	for i := range cfg.Pools {
 		p := &cfg.Pools[i]
-		m := monitors[p.Monitor]
-		if p.Monitor == "" || m == nil {
-			continue
-		}
-		window := 3 * checkPeriod(m)
-		voting := map[string]bool{}
-		for _, r := range p.CheckRegions {
-			voting[r] = true
-		}
-		rttSum := map[string]time.Duration{}
-		rttN := map[string]int{}
-		for _, o := range p.Origins {
-			key := pools.OriginKey{Pool: p.ID, Origin: o.Name}
-			var fresh []entry
-			for _, e := range entries[key] {
-				if now.Sub(e.state.CheckedAt) < window {
-					fresh = append(fresh, e)
-				}
-			}
-			oh, ok := decide(fresh, voting)
-			if !ok {
-				continue
-			}
-			h.Origins[key] = oh
-			if !oh.Healthy {
-				continue
-			}
-			for region, rtt := range originRTT(fresh) {
-				rttSum[region] += rtt
-				rttN[region]++
-			}
-		}
-		for region, sum := range rttSum {
-			h.RTT[pools.PoolRegion{Pool: p.ID, Region: region}] = sum / time.Duration(rttN[region])
+		if m := monitors[p.Monitor]; p.Monitor != "" && m != nil {
+			out[p.ID] = newPoolRule(p, m)
 		}
 	}
-	return h
+	return out
+}
+
+func newPoolRule(p *pools.Pool, m *pools.Monitor) *poolRule {
+	r := &poolRule{window: 3 * checkPeriod(m), voting: map[string]bool{}, origins: make([]string, len(p.Origins)),
+		named: make(map[string]bool, len(p.Origins)), rev: p.Revision, modified: p.ModifiedOn}
+	for _, region := range p.CheckRegions {
+		r.voting[region] = true
+	}
+	for i, o := range p.Origins {
+		r.origins[i] = o.Name
+		r.named[o.Name] = true
+	}
+	return r
+}
+
+// rttMean averages per-origin RTTs by region over a pool's healthy
+// origins.
+type rttMean struct {
+	sum map[string]time.Duration
+	n   map[string]int
+}
+
+func (m *rttMean) add(rtts []regionRTT) {
+	for _, r := range rtts {
+		if m.sum == nil {
+			m.sum, m.n = map[string]time.Duration{}, map[string]int{}
+		}
+		m.sum[r.region] += r.rtt
+		m.n[r.region]++
+	}
+}
+
+func (m *rttMean) into(out map[string]time.Duration) {
+	for region, sum := range m.sum {
+		out[region] = sum / time.Duration(m.n[region])
+	}
 }
 
 // entry is one node's state of one origin.
@@ -187,20 +231,31 @@ func decide(fresh []entry, voting map[string]bool) (pools.OriginHealth, bool) {
 	return pools.OriginHealth{Healthy: false, Reason: reason}, true
 }
 
+// regionRTT is one region's RTT of an origin.
+type regionRTT struct {
+	region string
+	rtt    time.Duration
+}
+
 // originRTT averages one origin's smoothed RTT per region over the fresh,
-// healthy entries that have one.
-func originRTT(fresh []entry) map[string]time.Duration {
-	sum := map[string]time.Duration{}
-	n := map[string]int{}
+// healthy entries that have one. Regions are few: a slice beats a map.
+func originRTT(fresh []entry) []regionRTT {
+	var out []regionRTT
+	var n []int
 	for _, e := range fresh {
 		if !e.state.Healthy || e.state.RTT <= 0 {
 			continue
 		}
-		sum[e.region] += e.state.RTT
-		n[e.region]++
+		i := slices.IndexFunc(out, func(r regionRTT) bool { return r.region == e.region })
+		if i < 0 {
+			i = len(out)
+			out, n = append(out, regionRTT{region: e.region}), append(n, 0)
+		}
+		out[i].rtt += e.state.RTT
+		n[i]++
 	}
-	for r := range sum {
-		sum[r] /= time.Duration(n[r])
+	for i := range out {
+		out[i].rtt /= time.Duration(n[i])
 	}
-	return sum
+	return out
 }

@@ -12,10 +12,10 @@ import (
 func TestCombineFreshnessWindowEdge(t *testing.T) {
 	t.Parallel()
 	key := pools.OriginKey{Pool: "p", Origin: "a"}
-	if _, ok := Combine(combineConfig(), []pools.NodeHealth{vote("n1", "WEU", false, 30*time.Second, 0)}, now).Origins[key]; ok {
+	if _, ok := Combine(combineConfig(), []pools.NodeHealth{vote("n1", "WEU", false, 30*time.Second, 0)}, now).Origin(key); ok {
 		t.Error("a result exactly 30 s old voted")
 	}
-	if _, ok := Combine(combineConfig(), []pools.NodeHealth{vote("n1", "WEU", false, 30*time.Second-time.Millisecond, 0)}, now).Origins[key]; !ok {
+	if _, ok := Combine(combineConfig(), []pools.NodeHealth{vote("n1", "WEU", false, 30*time.Second-time.Millisecond, 0)}, now).Origin(key); !ok {
 		t.Error("a result just under 30 s old did not vote")
 	}
 }
@@ -36,10 +36,10 @@ func TestCombineRTTOnlyFromHealthyEntries(t *testing.T) {
 		view("e1", "ENAM", true, 20*time.Millisecond, 20*time.Millisecond),
 		view("s1", "SAS", false, 500*time.Millisecond, 50*time.Millisecond),
 	}, now)
-	if !h.Origins[pools.OriginKey{Pool: "p", Origin: "a"}].Healthy {
+	if a, _ := h.Origin(pools.OriginKey{Pool: "p", Origin: "a"}); !a.Healthy {
 		t.Fatal("a should be healthy in 2 of 3 regions")
 	}
-	if got := h.RTT[pools.PoolRegion{Pool: "p", Region: "SAS"}]; got != 50*time.Millisecond {
+	if got := h.RTT(pools.PoolRegion{Pool: "p", Region: "SAS"}); got != 50*time.Millisecond {
 		t.Errorf("SAS RTT %v, want 50ms: only b is healthy from there", got)
 	}
 }

@@ -26,7 +26,7 @@ func TestCombineOneOneSplitInARegionIsDown(t *testing.T) {
 		}, true},
 	} {
 		h := Combine(combineConfig(), tc.views, now)
-		got, ok := h.Origins[pools.OriginKey{Pool: "p", Origin: "a"}]
+		got, ok := h.Origin(pools.OriginKey{Pool: "p", Origin: "a"})
 		if !ok || got.Healthy != tc.healthy {
 			t.Errorf("%s: %+v (entry %v), want healthy=%v", tc.name, got, ok, tc.healthy)
 		}

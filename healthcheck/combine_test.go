@@ -96,7 +96,7 @@ func TestCombineMajorities(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := Combine(combineConfig(tc.regions...), tc.views, now)
-			got, ok := h.Origins[pools.OriginKey{Pool: "p", Origin: "a"}]
+			got, ok := h.Origin(pools.OriginKey{Pool: "p", Origin: "a"})
 			if tc.absent {
 				if ok {
 					t.Fatalf("want no entry (healthy by default), got %+v", got)
@@ -123,11 +123,11 @@ func TestCombineFreshnessAllowsSlowChecks(t *testing.T) {
 	// the period is 10 s, the window 30 s. Widen the budget past it.
 	cfg.Monitors[0].Timeout, cfg.Monitors[0].Retries = 10, 2 // 30 s per check
 	h := Combine(cfg, []pools.NodeHealth{vote("n1", "WEU", false, 60*time.Second, 0)}, now)
-	if got, ok := h.Origins[pools.OriginKey{Pool: "p", Origin: "a"}]; !ok || got.Healthy {
+	if got, ok := h.Origin(pools.OriginKey{Pool: "p", Origin: "a"}); !ok || got.Healthy {
 		t.Errorf("a result 60 s old from a check that can take 30 s was dropped: %+v %v", got, ok)
 	}
 	h = Combine(cfg, []pools.NodeHealth{vote("n1", "WEU", false, 91*time.Second, 0)}, now)
-	if _, ok := h.Origins[pools.OriginKey{Pool: "p", Origin: "a"}]; ok {
+	if _, ok := h.Origin(pools.OriginKey{Pool: "p", Origin: "a"}); ok {
 		t.Error("a result older than 3 check periods still votes")
 	}
 }
@@ -137,12 +137,12 @@ func TestCombineUnmonitoredPoolsHaveNoEntries(t *testing.T) {
 	v := vote("n1", "WEU", true, fresh, 0)
 	v.Origins = append(v.Origins, pools.OriginState{Pool: "free", Origin: "a", Healthy: false, CheckedAt: now})
 	h := Combine(combineConfig(), []pools.NodeHealth{v}, now)
-	for k := range h.Origins {
+	for k := range h.Origins() {
 		if k.Pool == "free" {
 			t.Errorf("entry for %v of a pool without a monitor", k)
 		}
 	}
-	if _, ok := h.Origins[pools.OriginKey{Pool: "p", Origin: "a"}]; !ok {
+	if _, ok := h.Origin(pools.OriginKey{Pool: "p", Origin: "a"}); !ok {
 		t.Error("monitored pool has no entry")
 	}
 }
@@ -163,17 +163,17 @@ func TestCombineRTT(t *testing.T) {
 	views[2].Origins[1].Healthy = false
 	h := Combine(combineConfig(), views, now)
 	// WEU: a is the mean of its two nodes, 20 ms.
-	if got, want := h.RTT[pools.PoolRegion{Pool: "p", Region: "WEU"}], 20*ms; got != want {
+	if got, want := h.RTT(pools.PoolRegion{Pool: "p", Region: "WEU"}), 20*ms; got != want {
 		t.Errorf("WEU RTT %v, want %v (mean over healthy origins only)", got, want)
 	}
-	if got, want := h.RTT[pools.PoolRegion{Pool: "p", Region: "ENAM"}], 100*ms; got != want {
+	if got, want := h.RTT(pools.PoolRegion{Pool: "p", Region: "ENAM"}), 100*ms; got != want {
 		t.Errorf("ENAM RTT %v, want %v", got, want)
 	}
 
 	// With b healthy everywhere, it joins the mean.
 	views[2].Origins[1].Healthy = true
 	h = Combine(combineConfig(), views, now)
-	if got, want := h.RTT[pools.PoolRegion{Pool: "p", Region: "WEU"}], (20*ms+500*ms)/2; got != want {
+	if got, want := h.RTT(pools.PoolRegion{Pool: "p", Region: "WEU"}), (20*ms+500*ms)/2; got != want {
 		t.Errorf("WEU RTT %v, want %v", got, want)
 	}
 }
@@ -184,10 +184,10 @@ func TestCombineIsDeterministic(t *testing.T) {
 		vote("n3", "SAS", false, fresh, 0), vote("n1", "WEU", false, fresh, 0), vote("n2", "ENAM", true, fresh, 0),
 	}
 	views[0].Origins[0].Reason = "connection refused"
-	first := Combine(combineConfig(), views, now).Origins[pools.OriginKey{Pool: "p", Origin: "a"}]
+	first, _ := Combine(combineConfig(), views, now).Origin(pools.OriginKey{Pool: "p", Origin: "a"})
 	// Every node may list the views in another order.
 	reversed := []pools.NodeHealth{views[2], views[1], views[0]}
-	second := Combine(combineConfig(), reversed, now).Origins[pools.OriginKey{Pool: "p", Origin: "a"}]
+	second, _ := Combine(combineConfig(), reversed, now).Origin(pools.OriginKey{Pool: "p", Origin: "a"})
 	if first != second {
 		t.Errorf("order changed the result: %+v vs %+v", first, second)
 	}

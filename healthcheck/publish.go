@@ -5,14 +5,16 @@ import (
 	"time"
 )
 
-// publishLoop writes the whole view on a fixed cadence and soon after a
-// state change, until ctx ends. One write per cadence whatever the number
-// of origins and probes: the work is constant, as in Route 53.
+// publishLoop publishes a heartbeat with what changed (Follower) on a
+// fixed cadence and soon after a state change, until ctx ends. One write
+// per cadence whatever the number of probes, and its size is what
+// changed, not the number of origins.
 func (c *Checker) publishLoop(ctx context.Context) {
 	if c.opts.Publisher == nil {
 		<-ctx.Done()
 		return
 	}
+	f := c.Follow()
 	timer := time.NewTimer(c.publishEvery())
 	defer timer.Stop()
 	var last time.Time
@@ -32,7 +34,7 @@ func (c *Checker) publishLoop(ctx context.Context) {
 			}
 		}
 		last = time.Now()
-		err := c.publish(ctx)
+		err := c.publish(ctx, f)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return
@@ -54,10 +56,17 @@ func (c *Checker) publishLoop(ctx context.Context) {
 	}
 }
 
-func (c *Checker) publish(ctx context.Context) error {
+// publish delivers f's next update; one that fails is folded into the
+// next (the Follower sends again what was not committed).
+func (c *Checker) publish(ctx context.Context, f *Follower) error {
 	ctx, cancel := context.WithTimeout(ctx, publishTimeout)
 	defer cancel()
-	return c.opts.Publisher.PublishHealth(ctx, c.View())
+	u, commit := f.Next(time.Now())
+	if err := c.opts.Publisher.PublishHealth(ctx, u); err != nil {
+		return err
+	}
+	commit()
+	return nil
 }
 
 // publishEvery is the cadence: the option, else the shortest monitor

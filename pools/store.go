@@ -76,7 +76,8 @@ type Change struct {
 	// Revision is the global configuration revision after the change (0
 	// when only health changed).
 	Revision int64
-	// Health is set when a node published a health view with a state change.
+	// Health is set when a node published a change to its health (not
+	// for a heartbeat alone).
 	Health bool
 }
 
@@ -105,10 +106,19 @@ type Store interface {
 
 	ChangeFeed
 
-	// PublishHealth replaces this node's health view (one record per node).
-	PublishHealth(ctx context.Context, h NodeHealth) error
-	// HealthViews returns every node's latest published view.
-	HealthViews(ctx context.Context) ([]NodeHealth, error)
+	// PublishHealth records a node's heartbeat and the changes in u, in
+	// one transaction (Full replaces whatever the node published before).
+	PublishHealth(ctx context.Context, u HealthUpdate) error
+	// HealthSince returns one update per node that has published, ordered
+	// by node name: the node's heartbeat and what changed since the
+	// reader's cursor for it (cursors by node name). The update is Full
+	// when the reader has no cursor for the node, or one the store cannot
+	// follow (another epoch). Each carries the cursor for the next read.
+	HealthSince(ctx context.Context, cursors map[string]HealthCursor) ([]HealthUpdate, error)
+	// HealthViews returns every node's view, ordered by node name, each
+	// origin's CheckedAt being the node's heartbeat; pool not empty keeps
+	// that pool's origins only.
+	HealthViews(ctx context.Context, pool string) ([]NodeHealth, error)
 
 	AuditLog          // audit.go
 	TokenStore        // tokens.go

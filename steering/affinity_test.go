@@ -26,7 +26,7 @@ func tenOrigins(spill pools.Spillover, ratio float64) *Snapshot {
 	l.Answers = 0
 	l.ZonalAffinity = pools.ZonalAffinity{Spillover: spill, SpilloverRatio: ratio}
 	w.down("p", "o9", "o10")
-	s, err := Compile(&w.cfg, &w.health)
+	s, err := Compile(&w.cfg, w.health.h())
 	if err != nil {
 		panic(err)
 	}

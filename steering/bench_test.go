@@ -98,7 +98,7 @@ func BenchmarkCompile(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Compile(&w.cfg, &w.health); err != nil {
+		if _, err := Compile(&w.cfg, w.health.h()); err != nil {
 			b.Fatal(err)
 		}
 	}

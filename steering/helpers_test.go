@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/glb-dns/glb/geodata"
 	"github.com/glb-dns/glb/pools"
@@ -15,11 +16,19 @@ import (
 // so that health entries apply.
 type world struct {
 	cfg    pools.Config
-	health pools.Health
+	health flatHealth
 }
 
+// flatHealth is a health view as tests write it, one map per kind of entry.
+type flatHealth struct {
+	Origins map[pools.OriginKey]pools.OriginHealth
+	RTT     map[pools.PoolRegion]time.Duration
+}
+
+func (f *flatHealth) h() *pools.Health { return pools.NewHealth(f.Origins, f.RTT) }
+
 func newWorld() *world {
-	w := &world{health: pools.Health{Origins: map[pools.OriginKey]pools.OriginHealth{}}}
+	w := &world{health: flatHealth{Origins: map[pools.OriginKey]pools.OriginHealth{}}}
 	w.cfg.Zones = []pools.Zone{{Meta: pools.Meta{ID: "z"}, Name: "glb.example.com"}}
 	w.cfg.Monitors = []pools.Monitor{{Meta: pools.Meta{ID: "mon"}}}
 	return w
@@ -58,7 +67,7 @@ func (w *world) down(pool string, origins ...string) {
 
 func (w *world) compile(t testing.TB) *Snapshot {
 	t.Helper()
-	s, err := Compile(&w.cfg, &w.health)
+	s, err := Compile(&w.cfg, w.health.h())
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}

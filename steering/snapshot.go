@@ -311,6 +311,7 @@ func compilePool(p *pools.Pool, idx int32, monitors map[string]bool, h *pools.He
 		cp.hasCoords = true
 		cp.xyz = unitVector(*p.Latitude, *p.Longitude)
 	}
+	ph := h.Pool(p.ID)
 	for j, o := range p.Origins {
 		co := Origin{Pool: idx, Name: o.Name, Weight: o.Weight, Zone: o.Zone, Enabled: o.Enabled, Healthy: true}
 		if ip, isIP := pools.ParseAddress(o.Address); isIP {
@@ -318,8 +319,8 @@ func compilePool(p *pools.Pool, idx int32, monitors map[string]bool, h *pools.He
 		} else {
 			co.Host = pools.CanonicalName(o.Address) + "."
 		}
-		if p.Monitor != "" {
-			if oh, ok := h.Origins[pools.OriginKey{Pool: p.ID, Origin: o.Name}]; ok {
+		if p.Monitor != "" && ph != nil {
+			if oh, ok := ph.Origins[o.Name]; ok {
 				co.Healthy, co.Reason = oh.Healthy, oh.Reason
 			}
 		}
@@ -361,9 +362,9 @@ func compilePool(p *pools.Pool, idx int32, monitors map[string]bool, h *pools.He
 	// A pool with no eligible origin (all disabled or weight 0) is
 	// unhealthy whatever minimum_origins says (French seed: B and C at 0).
 	cp.ok = cp.enabled && cp.healthyCount >= cp.minimum && cp.healthyCount > 0
-	if len(h.RTT) > 0 {
+	if ph != nil && len(ph.RTT) > 0 {
 		for r, name := range pools.Regions {
-			if rtt := h.RTT[pools.PoolRegion{Pool: p.ID, Region: name}]; rtt > 0 {
+			if rtt := ph.RTT[name]; rtt > 0 {
 				cp.rtt[r] = rtt
 			}
 		}

@@ -25,9 +25,9 @@ func (s *Snapshot) Rebuilt() []int32 { return s.rebuilt }
 
 // Update compiles cfg and h into a new snapshot, recompiling only what
 // changed since prev: the pools whose configuration changed or that are
-// in healthChanged (pool ids whose origins' health or RTT changed), and
-// the load balancers that changed or use such a pool. Everything else is
-// shared with prev, which stays valid. The result answers exactly as
+// in healthChanged (pool ids whose origins' health or RTT changed, as
+// pools.ChangedPools finds them), and the load balancers that changed or
+// use such a pool. Everything else is shared with prev, which stays valid. The result answers exactly as
 // Compile(cfg, h) would, with the options of prev.
 func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged map[string]bool) (*Snapshot, error) {
 	if h == nil {
@@ -141,37 +141,4 @@ func (l *LB) uses(dirty []bool) bool {
 		}
 	}
 	return false
-}
-
-// HealthChanged returns the ids of the pools whose origins' health or
-// RTT differ between two health views (nil views are empty).
-func HealthChanged(old, cur *pools.Health) map[string]bool {
-	if old == nil {
-		old = &pools.Health{}
-	}
-	if cur == nil {
-		cur = &pools.Health{}
-	}
-	out := map[string]bool{}
-	for k, v := range cur.Origins {
-		if ov, ok := old.Origins[k]; !ok || ov != v {
-			out[k.Pool] = true
-		}
-	}
-	for k := range old.Origins {
-		if _, ok := cur.Origins[k]; !ok {
-			out[k.Pool] = true
-		}
-	}
-	for k, v := range cur.RTT {
-		if ov, ok := old.RTT[k]; !ok || ov != v {
-			out[k.Pool] = true
-		}
-	}
-	for k := range old.RTT {
-		if _, ok := cur.RTT[k]; !ok {
-			out[k.Pool] = true
-		}
-	}
-	return out
 }

@@ -76,7 +76,7 @@ func TestUpdateAnswersAsCompile(t *testing.T) {
 			}
 			w.health.RTT = map[pools.PoolRegion]time.Duration{}
 			cfg, h := &w.cfg, &w.health
-			prev, err := CompileFor(cfg, h, Options{Region: "WEU"})
+			prev, err := CompileFor(cfg, h.h(), Options{Region: "WEU"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +85,7 @@ func TestUpdateAnswersAsCompile(t *testing.T) {
 			for step := range 20 {
 				cfg2 := *cfg
 				cfg2.Revision++
-				h2 := &pools.Health{Origins: maps.Clone(h.Origins), RTT: maps.Clone(h.RTT)}
+				h2 := &flatHealth{Origins: maps.Clone(h.Origins), RTT: maps.Clone(h.RTT)}
 				var changed []string
 				switch op := r.IntN(6); op {
 				case 0, 1: // a pool's weights and minimum
@@ -134,12 +134,12 @@ func TestUpdateAnswersAsCompile(t *testing.T) {
 						l.Revision++
 					}
 				}
-				hc := HealthChanged(h, h2)
-				inc, err := Update(prev, &cfg2, h2, hc)
+				hc := pools.ChangedPools(h.h(), h2.h())
+				inc, err := Update(prev, &cfg2, h2.h(), hc)
 				if err != nil {
 					t.Fatalf("step %d: update: %v", step, err)
 				}
-				full, err := CompileFor(&cfg2, h2, Options{Region: "WEU"})
+				full, err := CompileFor(&cfg2, h2.h(), Options{Region: "WEU"})
 				if err != nil {
 					t.Fatalf("step %d: compile: %v", step, err)
 				}
@@ -184,7 +184,7 @@ func TestDynamicLatencyUnknownClientUsesOwnRegion(t *testing.T) {
 		{"SAF", "eu", "WEU", "client location unknown: this node's region (--region) SAF has no RTT data; nearest region with data: WEU"},
 		{"", "eu", "", "client location unknown and this node has no region (--region): configured order"},
 	} {
-		s, err := CompileFor(&w.cfg, &w.health, Options{Region: tc.node})
+		s, err := CompileFor(&w.cfg, w.health.h(), Options{Region: tc.node})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +197,7 @@ func TestDynamicLatencyUnknownClientUsesOwnRegion(t *testing.T) {
 		}
 	}
 	// A located client still goes by its own region, whatever the node's.
-	s, err := CompileFor(&w.cfg, &w.health, Options{Region: "WEU"})
+	s, err := CompileFor(&w.cfg, w.health.h(), Options{Region: "WEU"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,13 +44,15 @@ import (
 )
 
 var (
-	numPools  = flag.Int("pools", 1600, "pools of 64 origins, one load balancer each")
-	changes   = flag.Int("changes", 60, "writes measured (write → answer)")
-	flips     = flag.Int("flips", 6, "health flips measured")
-	pgURL     = flag.String("postgres", "", "PostgreSQL URL: two nodes on it (the database is emptied)")
-	qpsFor    = flag.Duration("qps-time", 5*time.Second, "how long to measure QPS")
-	keep      = flag.Bool("keep", false, "keep the run directory")
-	monitored = flag.Int("monitored", 16, "pools under an HTTP monitor against local listeners (1 s interval)")
+	numPools   = flag.Int("pools", 1600, "pools of 64 origins, one load balancer each")
+	changes    = flag.Int("changes", 60, "writes measured (write → answer)")
+	flips      = flag.Int("flips", 6, "health flips measured")
+	pgURL      = flag.String("postgres", "", "PostgreSQL URL: two nodes on it (the database is emptied)")
+	qpsFor     = flag.Duration("qps-time", 5*time.Second, "how long to measure QPS")
+	keep       = flag.Bool("keep", false, "keep the run directory")
+	monitored  = flag.Int("monitored", 16, "pools under an HTTP monitor against local listeners (1 s interval)")
+	profile    = flag.String("profile", "", "directory for node A's CPU profile, execution trace (from the first write, for -profile-time) and heap profile")
+	profileFor = flag.Duration("profile-time", 15*time.Second, "how long -profile records")
 )
 
 const zoneName = "scale.example.com"
@@ -136,6 +138,7 @@ func run() error {
 	// write → answer: each change gives one pool 64 new addresses, then
 	// waits for its load balancer to answer one of them (on B).
 	var lat, putLat, afterPut []time.Duration
+	stopProfile := a.profile(*profile)
 	for i := range *changes {
 		p := rand.IntN(*numPools-*monitored) + *monitored
 		prefix := fmt.Sprintf("10.%d.%d.", 100+i/200, i%200)
@@ -155,6 +158,9 @@ func run() error {
 		}
 		lat = append(lat, time.Since(start))
 		afterPut = append(afterPut, lat[len(lat)-1]-putLat[len(putLat)-1])
+	}
+	if err := stopProfile(); err != nil {
+		return err
 	}
 	report("write → answer", lat)
 	report("  of which the PUT (API, validation, store commit)", putLat)
@@ -292,13 +298,20 @@ type node struct {
 	dns, api string
 	mu       sync.Mutex
 	logs     []string
+	pprof    string // base URL of /debug/pprof, with -profile
 }
 
-var servingLine = regexp.MustCompile(`msg="glbd serving".* dns=(\S+) api=(\S+)`)
+var (
+	servingLine = regexp.MustCompile(`msg="glbd serving".* dns=(\S+) api=(\S+)`)
+	pprofLine   = regexp.MustCompile(`msg="pprof listening".* addr=(\S+)`)
+)
 
 func startNode(bin, dataDir, name, region string) (*node, error) {
 	args := []string{"serve", "--data-dir", dataDir, "--dns-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
 		"--node", name, "--region", region}
+	if *profile != "" {
+		args = append(args, "--pprof-listen", "127.0.0.1:0")
+	}
 	if *pgURL != "" {
 		args = append(args, "--database-url", *pgURL)
 	}
@@ -317,6 +330,11 @@ func startNode(bin, dataDir, name, region string) (*node, error) {
 		once := false
 		for sc.Scan() {
 			line := sc.Text()
+			if m := pprofLine.FindStringSubmatch(line); m != nil {
+				n.mu.Lock()
+				n.pprof = "http://" + m[1]
+				n.mu.Unlock()
+			}
 			if m := servingLine.FindStringSubmatch(line); m != nil && !once {
 				n.dns, n.api, once = m[1], "http://"+strings.TrimPrefix(m[2], "http://"), true
 				close(up)
@@ -369,6 +387,52 @@ func (n *node) put(kind, id string, o any) error {
 		return fmt.Errorf("PUT %s/%s: %s: %s", kind, id, resp.Status, body)
 	}
 	return nil
+}
+
+// profile records node n's CPU profile and execution trace into dir for
+// the next -profile-time, from the start of the write phase; stop waits
+// for them and then takes the heap profile. Nothing without dir.
+func (n *node) profile(dir string) (stop func() error) {
+	if dir == "" {
+		return func() error { return nil }
+	}
+	n.mu.Lock()
+	base := n.pprof
+	n.mu.Unlock()
+	secs := strconv.Itoa(int(profileFor.Seconds()))
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, what := range []string{"profile", "trace"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fetch(base+"/debug/pprof/"+what+"?seconds="+secs, filepath.Join(dir, what+".out"))
+		}()
+	}
+	return func() error {
+		wg.Wait()
+		if err := fetch(base+"/debug/pprof/heap", filepath.Join(dir, "heap.out")); err != nil {
+			return err
+		}
+		return errors.Join(errs...)
+	}
+}
+
+func fetch(url, file string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, resp.Body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 var downRe = regexp.MustCompile(`^time=(\S+) .*msg="origin down" .*\bpool=(\S+)`)

@@ -50,8 +50,9 @@ type healthAudit struct {
 	log   *slog.Logger
 	kick  chan struct{}
 
-	// last is each origin's agreed state as last observed (loop only).
-	last map[pools.OriginKey]bool
+	// last is each origin's agreed state as last observed, by pool and
+	// origin (loop only).
+	last map[string]map[string]bool
 
 	mu      sync.Mutex
 	pending map[pools.OriginKey]pools.HealthTransition
@@ -60,7 +61,7 @@ type healthAudit struct {
 func newHealthAudit(store pools.AuditLog, node string, log *slog.Logger) *healthAudit {
 	return &healthAudit{
 		store: store, node: node, log: log.With("component", "audit"),
-		kick: make(chan struct{}, 1), last: map[pools.OriginKey]bool{},
+		kick: make(chan struct{}, 1), last: map[string]map[string]bool{},
 		pending: map[pools.OriginKey]pools.HealthTransition{},
 	}
 }
@@ -71,42 +72,63 @@ const (
 	reasonNoResults = "no fresh results; counted healthy"
 )
 
-// observe compares the agreed view h with the last one. Every origin is
-// reported the first time it is seen, so that a node that restarts
-// records what changed while it was away; the store drops what it has.
-func (a *healthAudit) observe(h *pools.Health, views []pools.NodeHealth, own pools.NodeHealth) {
+// observe compares the agreed view h with the last one, in the pools of
+// changed (every pool when nil: the first view, or one compiled in full).
+// Every origin is reported the first time it is seen, so that a node that
+// restarts records what changed while it was away; the store drops what
+// it has. votes lists every node's state of an origin (Tally.Votes), for
+// what each region saw.
+func (a *healthAudit) observe(h *pools.Health, changed map[string]bool, votes func(pools.OriginKey, func(node, region string, s pools.OriginState))) {
 	if a == nil || h == nil {
 		return
 	}
-	var changed []pools.HealthTransition
-	for key, oh := range h.Origins {
-		if was, seen := a.last[key]; seen && was == oh.Healthy {
-			continue
+	if changed == nil {
+		changed = map[string]bool{}
+		for id := range h.Pools() {
+			changed[id] = true
 		}
-		a.last[key] = oh.Healthy
-		changed = append(changed, pools.HealthTransition{Pool: key.Pool, Origin: key.Origin, Healthy: oh.Healthy,
-			Reason: cmp.Or(oh.Reason, reasonUp)})
-	}
-	for key, was := range a.last {
-		if _, ok := h.Origins[key]; ok {
-			continue
-		}
-		delete(a.last, key)
-		if !was {
-			changed = append(changed, pools.HealthTransition{Pool: key.Pool, Origin: key.Origin, Healthy: true, Reason: reasonNoResults})
+		for id := range a.last {
+			changed[id] = true
 		}
 	}
-	if len(changed) == 0 {
+	var ts []pools.HealthTransition
+	for id := range changed {
+		ph, last := h.Pool(id), a.last[id]
+		if ph != nil {
+			for name, oh := range ph.Origins {
+				if was, seen := last[name]; seen && was == oh.Healthy {
+					continue
+				}
+				if last == nil {
+					last = map[string]bool{}
+					a.last[id] = last
+				}
+				last[name] = oh.Healthy
+				ts = append(ts, pools.HealthTransition{Pool: id, Origin: name, Healthy: oh.Healthy, Reason: cmp.Or(oh.Reason, reasonUp)})
+			}
+		}
+		for name, was := range last {
+			if ph != nil {
+				if _, ok := ph.Origins[name]; ok {
+					continue
+				}
+			}
+			delete(last, name)
+			if !was {
+				ts = append(ts, pools.HealthTransition{Pool: id, Origin: name, Healthy: true, Reason: reasonNoResults})
+			}
+		}
+		if len(last) == 0 {
+			delete(a.last, id)
+		}
+	}
+	if len(ts) == 0 {
 		return
 	}
-	regions := regionViews(append(views, own), own.Node)
 	a.mu.Lock()
-	for _, t := range changed {
+	for _, t := range ts {
 		key := pools.OriginKey{Pool: t.Pool, Origin: t.Origin}
-		t.Regions = regions[key]
-		if t.Regions == nil {
-			t.Regions = map[string]pools.RegionHealth{}
-		}
+		t.Regions = regionsOf(key, votes)
 		t.Node = a.node
 		a.pending[key] = t
 	}
@@ -117,29 +139,19 @@ func (a *healthAudit) observe(h *pools.Health, views []pools.NodeHealth, own poo
 	}
 }
 
-// regionViews sums, per origin and region, what each node's latest view
-// says; own replaces the stored copy of this node's view.
-func regionViews(views []pools.NodeHealth, own string) map[pools.OriginKey]map[string]pools.RegionHealth {
-	out := map[pools.OriginKey]map[string]pools.RegionHealth{}
-	for i, v := range views {
-		if v.Node == own && i != len(views)-1 {
-			continue // the stored copy of our own view; the live one is last
+// regionsOf sums what each region's nodes say of an origin.
+func regionsOf(key pools.OriginKey, votes func(pools.OriginKey, func(node, region string, s pools.OriginState))) map[string]pools.RegionHealth {
+	out := map[string]pools.RegionHealth{}
+	votes(key, func(_, region string, s pools.OriginState) {
+		rh := out[region]
+		rh.Nodes++
+		if s.Healthy {
+			rh.Healthy++
+		} else if rh.Reason == "" {
+			rh.Reason = s.Reason
 		}
-		for _, s := range v.Origins {
-			key := pools.OriginKey{Pool: s.Pool, Origin: s.Origin}
-			if out[key] == nil {
-				out[key] = map[string]pools.RegionHealth{}
-			}
-			rh := out[key][v.Region]
-			rh.Nodes++
-			if s.Healthy {
-				rh.Healthy++
-			} else if rh.Reason == "" {
-				rh.Reason = s.Reason
-			}
-			out[key][v.Region] = rh
-		}
-	}
+		out[region] = rh
+	})
 	return out
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glb-dns/glb/healthcheck"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/pools/embedded"
 )
@@ -31,12 +32,17 @@ func TestHealthAuditObserve(t *testing.T) {
 
 	key := pools.OriginKey{Pool: "p", Origin: "o"}
 	at := time.Now()
-	views := []pools.NodeHealth{
-		{Node: "n2", Region: "ENAM", Origins: []pools.OriginState{{Pool: "p", Origin: "o", Healthy: false, Reason: "timeout", CheckedAt: at}}},
-		{Node: "n1", Region: "WEU", Origins: []pools.OriginState{{Pool: "p", Origin: "o", Healthy: true, CheckedAt: at}}}, // stale copy of ours
+	// What every node says, as the node's tally holds it: n2's view from
+	// the store, and our own live one (the node never takes the store's
+	// copy of its own view).
+	tally := healthcheck.NewTally()
+	for _, v := range []pools.NodeHealth{
+		{Node: "n2", Region: "ENAM", Published: at, Origins: []pools.OriginState{{Pool: "p", Origin: "o", Healthy: false, Reason: "timeout", CheckedAt: at}}},
+		{Node: "n1", Region: "WEU", Published: at, Origins: []pools.OriginState{{Pool: "p", Origin: "o", Healthy: false, Reason: "refused", CheckedAt: at}}},
+	} {
+		tally.Apply(pools.FullUpdate(v))
 	}
-	own := pools.NodeHealth{Node: "n1", Region: "WEU", Origins: []pools.OriginState{{Pool: "p", Origin: "o", Healthy: false, Reason: "refused", CheckedAt: at}}}
-	health := func(m map[pools.OriginKey]pools.OriginHealth) *pools.Health { return &pools.Health{Origins: m} }
+	health := func(m map[pools.OriginKey]pools.OriginHealth) *pools.Health { return pools.NewHealth(m, nil) }
 
 	entries := func(want int) []pools.HealthTransition {
 		t.Helper()
@@ -65,20 +71,22 @@ func TestHealthAuditObserve(t *testing.T) {
 		}
 	}
 
-	a.observe(health(map[pools.OriginKey]pools.OriginHealth{key: {Healthy: true}}), views, own)
-	a.observe(health(map[pools.OriginKey]pools.OriginHealth{key: {Healthy: false, Reason: "WEU: refused"}}), views, own)
+	a.observe(health(map[pools.OriginKey]pools.OriginHealth{key: {Healthy: true}}), nil, tally.Votes)
+	a.observe(health(map[pools.OriginKey]pools.OriginHealth{key: {Healthy: false, Reason: "WEU: refused"}}), map[string]bool{"p": true}, tally.Votes)
 	es := entries(1)
 	if es[0].Healthy || es[0].Reason != "WEU: refused" || es[0].Node != "n1" {
 		t.Fatalf("down entry %+v", es[0])
 	}
 	want := map[string]pools.RegionHealth{"ENAM": {Nodes: 1, Reason: "timeout"}, "WEU": {Nodes: 1, Reason: "refused"}}
 	if len(es[0].Regions) != 2 || es[0].Regions["ENAM"] != want["ENAM"] || es[0].Regions["WEU"] != want["WEU"] {
-		t.Errorf("regions %+v, want %+v (our live view, not the stored copy)", es[0].Regions, want)
+		t.Errorf("regions %+v, want %+v", es[0].Regions, want)
 	}
 	// The same state again: nothing new.
-	a.observe(health(map[pools.OriginKey]pools.OriginHealth{key: {Healthy: false, Reason: "WEU: refused"}}), views, own)
+	a.observe(health(map[pools.OriginKey]pools.OriginHealth{key: {Healthy: false, Reason: "WEU: refused"}}), nil, tally.Votes)
+	// A change in another pool does not report p again.
+	a.observe(health(map[pools.OriginKey]pools.OriginHealth{key: {Healthy: false, Reason: "WEU: refused"}}), map[string]bool{"q": true}, tally.Votes)
 	// Results go stale: counted healthy, and said so.
-	a.observe(health(map[pools.OriginKey]pools.OriginHealth{}), nil, pools.NodeHealth{Node: "n1"})
+	a.observe(health(map[pools.OriginKey]pools.OriginHealth{}), map[string]bool{"p": true}, tally.Votes)
 	es = entries(2)
 	if !es[1].Healthy || es[1].Reason != reasonNoResults {
 		t.Errorf("stale entry %+v", es[1])

@@ -46,7 +46,12 @@ type node struct {
 	cfg    *pools.Config
 	nets   *geodata.Networks
 	health *pools.Health
-	views  []pools.NodeHealth
+	// tally agrees on health from every node's updates: the others' read
+	// from the store by their cursors, ours straight from the checker.
+	tally   *healthcheck.Tally
+	own     *healthcheck.Follower
+	self    string // our node name, as the checker tags our updates
+	cursors map[string]pools.HealthCursor
 	// fromFile: serving the last good file, the store not yet reached.
 	fromFile bool
 
@@ -62,6 +67,7 @@ func newNode(log *slog.Logger, store pools.Store, dataDir string, checker *healt
 	n := &node{
 		log: log.With("component", "node"), store: store, dataDir: dataDir, checker: checker,
 		publish: publish, pollEvery: 2 * time.Second, lastGood: newLastGoodWriter(dataDir, log),
+		tally: healthcheck.NewTally(), own: checker.Follow(), cursors: map[string]pools.HealthCursor{},
 		builds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "glb", Name: "snapshot_builds_total",
 			Help: "Snapshot compilations by result (ok, error).",
@@ -96,6 +102,7 @@ func (n *node) agreedHealth() *pools.Health {
 func (n *node) start(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	n.readHealth(cctx)
 	if err := n.reloadConfig(cctx); err == nil {
 		return
 	} else {
@@ -119,8 +126,8 @@ func (n *node) run(ctx context.Context) {
 	changes := n.store.Watch(ctx)
 	poll := time.NewTicker(n.pollEvery)
 	defer poll.Stop()
-	// Health is recombined every second even without news, since views go
-	// stale (3 × interval) without anyone writing.
+	// Health is read every second even without news: heartbeats go stale
+	// (3 × interval) without anyone writing, and a notification may be lost.
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -133,7 +140,8 @@ func (n *node) run(ctx context.Context) {
 				continue
 			}
 			if ch.Health {
-				n.reloadHealth(ctx)
+				n.readHealth(ctx)
+				n.rebuildHealth()
 			}
 			if ch.Revision != 0 || !ch.Health {
 				n.reloadConfigLogged(ctx)
@@ -146,9 +154,11 @@ func (n *node) run(ctx context.Context) {
 				n.reloadConfigLogged(ctx)
 			}
 		case <-n.checker.Changes():
-			n.rebuildHealth() // our own state change: at once, without the store
+			n.takeOwn() // our own state change: at once, without the store
+			n.rebuildHealth()
 		case <-tick.C:
-			n.reloadHealth(ctx)
+			n.readHealth(ctx)
+			n.rebuildHealth()
 		}
 	}
 }
@@ -172,47 +182,48 @@ func (n *node) reloadConfig(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	views, err := n.store.HealthViews(rctx)
-	if err == nil {
-		n.views = views
-	}
 	n.ensureKeys(rctx, cfg)
 	n.apply(cfg, true)
 	return nil
 }
 
-func (n *node) reloadHealth(ctx context.Context) {
-	if n.cfg == nil {
-		return
-	}
-	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	views, err := n.store.HealthViews(rctx)
-	cancel()
-	if err == nil {
-		n.views = views
-	}
-	n.rebuildHealth()
+// takeOwn applies what changed in our own checks since the last take.
+func (n *node) takeOwn() {
+	u, commit := n.own.Next(time.Now())
+	n.self = u.Node
+	n.tally.Apply(u)
+	commit()
 }
 
-// combined merges our live view over what the store has of us.
-func (n *node) combined() *pools.Health {
-	own := n.checker.View()
-	views := make([]pools.NodeHealth, 0, len(n.views)+1)
-	for _, v := range n.views {
-		if v.Node != own.Node {
-			views = append(views, v)
+// readHealth applies our own changes and what the other nodes published
+// since the last read. When the store cannot be read, the others' votes
+// stay as last read, and go stale with their heartbeats.
+func (n *node) readHealth(ctx context.Context) {
+	n.takeOwn()
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	ups, err := n.store.HealthSince(rctx, n.cursors)
+	cancel()
+	if err != nil {
+		n.log.Debug("reading health updates", "err", err)
+		return
+	}
+	for _, u := range ups {
+		n.cursors[u.Node] = u.Cursor
+		if u.Node != n.self { // the store's copy of us is older than the checker
+			n.tally.Apply(u)
 		}
 	}
-	views = append(views, own)
-	return healthcheck.Combine(n.cfg, views, time.Now())
 }
 
 func (n *node) rebuildHealth() {
 	if n.cfg == nil {
 		return
 	}
-	h := n.combined()
-	changed := steering.HealthChanged(n.health, h)
+	h := n.tally.Health(time.Now())
+	if h == n.health {
+		return
+	}
+	changed := pools.ChangedPools(n.health, h)
 	if n.health != nil && len(changed) == 0 {
 		return
 	}
@@ -235,15 +246,17 @@ func (n *node) apply(cfg *pools.Config, fromStore bool) {
 	n.cfg, n.nets = cfg, nets
 	wasFile := n.fromFile
 	n.fromFile = !fromStore
-	h := n.combined()
+	n.tally.Configure(cfg)
+	h := n.tally.Health(time.Now())
 	// A configuration from the file, or the first from the store after
 	// one, compiles in full: nothing is shared with what came before.
 	var changed map[string]bool
 	if prev != nil && !wasFile && fromStore {
-		changed = steering.HealthChanged(n.health, h)
+		changed = pools.ChangedPools(n.health, h)
 	}
 	if !n.compile(cfg, nets, h, changed) {
 		n.cfg, n.nets, n.fromFile = prev, prevNets, wasFile
+		n.tally.Configure(prev)
 		return
 	}
 	// Health checks follow the configuration once DNS answers it: with a
@@ -262,7 +275,8 @@ func sameList[T any](a, b []T) bool {
 
 // compile publishes a snapshot of cfg and h. changed (pool ids whose
 // health changed) not nil means cfg and h follow the served snapshot, so
-// that only what differs is compiled (steering.Update); nil compiles all.
+// that only what differs is compiled (steering.Update) and audited; nil
+// compiles and audits all.
 func (n *node) compile(cfg *pools.Config, nets *geodata.Networks, h *pools.Health, changed map[string]bool) bool {
 	start := time.Now()
 	var snap *steering.Snapshot
@@ -284,7 +298,7 @@ func (n *node) compile(cfg *pools.Config, nets *geodata.Networks, h *pools.Healt
 	}
 	n.cur.Store(c)
 	n.health = h
-	n.audit.observe(h, n.views, n.checker.View())
+	n.audit.observe(h, changed, n.tally.Votes)
 	took := time.Since(start)
 	n.builds.WithLabelValues("ok").Inc()
 	n.buildTime.Observe(took.Seconds())

@@ -19,12 +19,11 @@ import (
 
 // Bucket layout: one bucket per kind (id → JSON object), an order index per
 // kind (created_on ‖ id → nothing) for pagination, a unique index per kind
-// with a unique key (key → id), the global revision, and the health views
-// (node → JSON view).
+// with a unique key (key → id), the global revision, and health
+// (health.go).
 var (
-	metaBucket   = []byte("meta")
-	healthBucket = []byte("health")
-	revisionKey  = []byte("revision")
+	metaBucket  = []byte("meta")
+	revisionKey = []byte("revision")
 )
 
 func objectBucket(k pools.Kind) []byte { return []byte(k) }
@@ -52,12 +51,17 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("embedded store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
-		names := append([][]byte{metaBucket, healthBucket}, auditBuckets...)
+		names := append(append([][]byte{metaBucket}, healthBuckets...), auditBuckets...)
 		for _, k := range pools.Kinds {
 			names = append(names, objectBucket(k), orderBucket(k), uniqueBucket(k))
 		}
 		for _, n := range names {
 			if _, err := tx.CreateBucketIfNotExists(n); err != nil {
+				return err
+			}
+		}
+		if tx.Bucket(oldHealthBucket) != nil {
+			if err := tx.DeleteBucket(oldHealthBucket); err != nil {
 				return err
 			}
 		}
@@ -277,42 +281,4 @@ func (s *Store) Revision(ctx context.Context) (int64, error) {
 // ends; changes coalesce while the reader is busy.
 func (s *Store) Watch(ctx context.Context) <-chan pools.Change {
 	return s.watchers.Add(ctx)
-}
-
-// PublishHealth replaces this node's health view.
-func (s *Store) PublishHealth(ctx context.Context, h pools.NodeHealth) error {
-	if h.Node == "" {
-		return &pools.ValidationError{Errors: []pools.FieldError{{Path: "node", Message: "required"}}}
-	}
-	b, err := json.Marshal(h)
-	if err != nil {
-		return err
-	}
-	err = s.update(ctx, func(tx *bbolt.Tx) error {
-		return tx.Bucket(healthBucket).Put([]byte(h.Node), b)
-	})
-	if err != nil {
-		return err
-	}
-	s.watchers.Notify(pools.Change{Health: true})
-	return nil
-}
-
-// HealthViews returns every node's latest view, ordered by node name.
-func (s *Store) HealthViews(ctx context.Context) ([]pools.NodeHealth, error) {
-	views := []pools.NodeHealth{}
-	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		return tx.Bucket(healthBucket).ForEach(func(_, v []byte) error {
-			var h pools.NodeHealth
-			if err := json.Unmarshal(v, &h); err != nil {
-				return fmt.Errorf("decode health view: %w", err)
-			}
-			views = append(views, h)
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, err
-	}
-	return views, nil
 }

@@ -33,7 +33,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PublishHealth(ctx, pools.NodeHealth{Node: "n1", Region: "WEU"}); err != nil {
+	if err := s.PublishHealth(ctx, pools.FullUpdate(pools.NodeHealth{Node: "n1", Region: "WEU"})); err != nil {
 		t.Fatal(err)
 	}
 	// The file is locked while open: a second glbd on the same data
@@ -61,7 +61,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 	if rev, err := s.Revision(ctx); err != nil || rev != 1 {
 		t.Errorf("revision after reopen = %d, %v; want 1", rev, err)
 	}
-	if views, err := s.HealthViews(ctx); err != nil || len(views) != 1 {
+	if views, err := s.HealthViews(ctx, ""); err != nil || len(views) != 1 {
 		t.Errorf("health views after reopen = %v, %v; want one", views, err)
 	}
 }
@@ -82,7 +82,7 @@ func TestWatchCoalescesWithoutBlockingWriters(t *testing.T) {
 		}
 		last = int64(i + 1)
 	}
-	if err := s.PublishHealth(ctx, pools.NodeHealth{Node: "n1"}); err != nil {
+	if err := s.PublishHealth(ctx, pools.FullUpdate(pools.NodeHealth{Node: "n1"})); err != nil {
 		t.Fatal(err)
 	}
 	c := <-ch

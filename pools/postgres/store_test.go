@@ -50,8 +50,10 @@ func TestDatabaseDownIsUnavailable(t *testing.T) {
 		"Delete":   func() error { return s.Delete(ctx, pools.KindPool, "p", 0) },
 		"Config":   func() error { _, err := s.Config(ctx); return err },
 		"Revision": func() error { _, err := s.Revision(ctx); return err },
-		"Publish":  func() error { return s.PublishHealth(ctx, pools.NodeHealth{Node: "n"}) },
-		"Health":   func() error { _, err := s.HealthViews(ctx); return err },
+		"Publish":  func() error { return s.PublishHealth(ctx, pools.FullUpdate(pools.NodeHealth{Node: "n"})) },
+		"Beat":     func() error { return s.PublishHealth(ctx, pools.HealthUpdate{Node: "n"}) },
+		"Health":   func() error { _, err := s.HealthViews(ctx, ""); return err },
+		"Since":    func() error { _, err := s.HealthSince(ctx, nil); return err },
 	}
 	for name, call := range calls {
 		start := time.Now()
@@ -110,7 +112,7 @@ func TestWatchAcrossNodesAndReconnect(t *testing.T) {
 	rev, _ := a.Revision(ctx)
 	waitFor("a create on node a", func(c pools.Change) bool { return c.Revision >= rev })
 
-	if err := a.PublishHealth(ctx, pools.NodeHealth{Node: "a", Region: "WEU"}); err != nil {
+	if err := a.PublishHealth(ctx, pools.FullUpdate(pools.NodeHealth{Node: "a", Region: "WEU"})); err != nil {
 		t.Fatal(err)
 	}
 	waitFor("a health publication on node a", func(c pools.Change) bool { return c.Health && c.Revision == 0 })

@@ -35,6 +35,8 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"ZoneSerial", testSerial},
 		{"ZoneRenameKeepsLoadBalancersInside", testZoneRename},
 		{"Health", testHealth},
+		{"HealthChanges", testHealthChanges},
+		{"HealthFollowedByChanges", testHealthFollowed},
 		{"ConcurrentWritersSerialise", testConcurrent},
 		{"ZoneKeys", testZoneKeys},
 		{"ZoneKeysConcurrent", testZoneKeysConcurrent},
@@ -645,47 +647,6 @@ func testZoneRename(t *testing.T, s pools.Store) {
 	z.Name = "example.com" // still contains www.glb.example.com
 	if _, err := s.Replace(c, &z, 0); err != nil {
 		t.Errorf("rename to a parent zone: %v", err)
-	}
-}
-
-func testHealth(t *testing.T, s pools.Store) {
-	c := ctx(t)
-	wctx, stop := context.WithCancel(c)
-	defer stop()
-	ch := s.Watch(wctx)
-	at := pools.StoreTime(time.Now())
-	a := pools.NodeHealth{Node: "a", Region: "WEU", Published: at, Origins: []pools.OriginState{
-		{Pool: "p1", Origin: "o1", Healthy: false, Reason: "timeout", RTT: 0, CheckedAt: at},
-		{Pool: "p1", Origin: "o2", Healthy: true, RTT: 12 * time.Millisecond, CheckedAt: at},
-	}}
-	b := pools.NodeHealth{Node: "b", Region: "ENAM", Published: at, Origins: []pools.OriginState{}}
-	for _, h := range []pools.NodeHealth{a, b} {
-		if err := s.PublishHealth(c, h); err != nil {
-			t.Fatalf("publish %s: %v", h.Node, err)
-		}
-	}
-	waitChange(t, ch, "health publish", func(ch pools.Change) bool { return ch.Health })
-	a.Origins[0].Healthy, a.Origins[0].Reason = true, ""
-	a.Published = at.Add(time.Second)
-	if err := s.PublishHealth(c, a); err != nil {
-		t.Fatal(err)
-	}
-	views, err := s.HealthViews(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.SortFunc(views, func(x, y pools.NodeHealth) int {
-		if x.Node < y.Node {
-			return -1
-		}
-		return 1
-	})
-	sameObject(t, "health views", views, []pools.NodeHealth{a, b})
-	if rev, _ := s.Revision(c); rev != 0 {
-		t.Errorf("health publication moved the config revision to %d", rev)
-	}
-	if err := s.PublishHealth(c, pools.NodeHealth{}); err == nil {
-		t.Error("health view without a node name accepted")
 	}
 }
 

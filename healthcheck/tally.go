@@ -1,0 +1,275 @@
+package healthcheck
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// Tally keeps the agreed health of a configuration up to date from the
+// nodes' health updates (pools.HealthUpdate), doing work in proportion to
+// what changed: an update recombines the origins it touches, a heartbeat
+// that goes stale the origins its node votes on, a configuration change
+// the pools it changes. Health shares every other pool with the previous
+// result.
+//
+// The rules are Combine's, with one difference that publishing changes
+// brings: an entry is fresh while its node's heartbeat is (younger than 3
+// check periods of the pool's monitor), not by a time of its own. A node
+// withdraws an origin it has not checked for that long (Follower), so the
+// result equals Combine over the views the updates add up to, each entry
+// checked at its node's heartbeat.
+//
+// A Tally is not safe for concurrent use.
+type Tally struct {
+	rules map[string]*poolRule
+	// windows counts the monitored pools of each freshness window.
+	windows map[time.Duration]int
+	voters  map[string]*voter
+	votes   map[pools.OriginKey][]ballot
+	// dirty origins, and pools to recombine whole (a new rule).
+	dirty      map[pools.OriginKey]struct{}
+	dirtyPools map[string]struct{}
+	// rtt is each origin's RTT by region while agreed healthy.
+	rtt    map[pools.OriginKey][]regionRTT
+	health *pools.Health
+}
+
+// voter is one node as the tally knows it.
+type voter struct {
+	name, region string
+	beat         time.Time
+	// fresh says, for each window, whether the node's entries were fresh
+	// when last recombined.
+	fresh map[time.Duration]bool
+	keys  map[pools.OriginKey]struct{}
+}
+
+// ballot is one node's state of one origin: what counts, without the names
+// the key holds (a hundred thousand origins on ten nodes are a million).
+type ballot struct {
+	v       *voter
+	healthy bool
+	reason  string
+	rtt     time.Duration
+}
+
+func (e *ballot) state(k pools.OriginKey) pools.OriginState {
+	return pools.OriginState{Pool: k.Pool, Origin: k.Origin, Healthy: e.healthy, Reason: e.reason, RTT: e.rtt, CheckedAt: e.v.beat}
+}
+
+func byVoter(e ballot, name string) int { return cmp.Compare(e.v.name, name) }
+
+// NewTally returns an empty Tally; Configure it before Health means
+// anything.
+func NewTally() *Tally {
+	return &Tally{
+		rules: map[string]*poolRule{}, windows: map[time.Duration]int{},
+		voters: map[string]*voter{}, votes: map[pools.OriginKey][]ballot{},
+		dirty: map[pools.OriginKey]struct{}{}, dirtyPools: map[string]struct{}{},
+		rtt: map[pools.OriginKey][]regionRTT{}, health: pools.NewHealth(nil, nil),
+	}
+}
+
+// Configure follows a new configuration. A pool keeps its rule while its
+// revision and its monitor's freshness window stay the same; a new rule
+// recombines the whole pool.
+func (t *Tally) Configure(cfg *pools.Config) {
+	rules := map[string]*poolRule{}
+	if cfg != nil {
+		rules = poolRules(cfg)
+	}
+	for id, r := range rules {
+		if old := t.rules[id]; old != nil && old.rev == r.rev && old.modified.Equal(r.modified) && old.window == r.window {
+			rules[id] = old
+			continue
+		}
+		t.dirtyPools[id] = struct{}{}
+	}
+	for id := range t.rules {
+		if rules[id] == nil {
+			t.dirtyPools[id] = struct{}{}
+		}
+	}
+	t.rules = rules
+	clear(t.windows)
+	for _, r := range rules {
+		t.windows[r.window]++
+	}
+}
+
+// Apply takes one node's update: a new heartbeat, region, entries.
+func (t *Tally) Apply(u pools.HealthUpdate) {
+	v := t.voters[u.Node]
+	if v == nil {
+		v = &voter{name: u.Node, region: u.Region, fresh: map[time.Duration]bool{}, keys: map[pools.OriginKey]struct{}{}}
+		t.voters[u.Node] = v
+	}
+	if v.region != u.Region {
+		v.region = u.Region
+		for k := range v.keys {
+			t.dirty[k] = struct{}{}
+		}
+	}
+	// Freshness under the new heartbeat is looked at by Health.
+	v.beat = u.Published
+	if u.Full {
+		for k := range v.keys {
+			t.drop(v, k)
+		}
+	}
+	for _, s := range u.Origins {
+		t.set(v, s)
+	}
+	for _, k := range u.Removed {
+		t.drop(v, k)
+	}
+}
+
+// set records v's state of an origin, marking it dirty when it changes
+// anything a vote counts.
+func (t *Tally) set(v *voter, s pools.OriginState) {
+	k := s.Key()
+	list := t.votes[k]
+	e := ballot{v: v, healthy: s.Healthy, reason: s.Reason, rtt: s.RTT}
+	i, found := slices.BinarySearchFunc(list, v.name, byVoter)
+	if found {
+		if list[i] == e {
+			return
+		}
+		list[i] = e
+	} else {
+		t.votes[k] = slices.Insert(list, i, e)
+		v.keys[k] = struct{}{}
+	}
+	t.dirty[k] = struct{}{}
+}
+
+func (t *Tally) drop(v *voter, k pools.OriginKey) {
+	list := t.votes[k]
+	i, found := slices.BinarySearchFunc(list, v.name, byVoter)
+	if !found {
+		return
+	}
+	if list = slices.Delete(list, i, i+1); len(list) == 0 {
+		delete(t.votes, k)
+	} else {
+		t.votes[k] = list
+	}
+	delete(v.keys, k)
+	t.dirty[k] = struct{}{}
+}
+
+// Health recombines what changed since the last call, and what the
+// passing of time changed (heartbeats going stale or fresh), and returns
+// the agreed health at now. Nothing changed: the same *pools.Health.
+func (t *Tally) Health(now time.Time) *pools.Health {
+	for _, v := range t.voters {
+		for w := range t.windows {
+			fresh := now.Sub(v.beat) < w
+			if was, ok := v.fresh[w]; ok && was == fresh {
+				continue
+			}
+			v.fresh[w] = fresh
+			for k := range v.keys {
+				if r := t.rules[k.Pool]; r != nil && r.window == w {
+					t.dirty[k] = struct{}{}
+				}
+			}
+		}
+		maps.DeleteFunc(v.fresh, func(w time.Duration, _ bool) bool { return t.windows[w] == 0 })
+	}
+	if len(t.dirty) == 0 && len(t.dirtyPools) == 0 {
+		return t.health
+	}
+	// Recombine per pool, each from its previous entries.
+	work := map[string]*pools.PoolHealth{}
+	pool := func(id string) *pools.PoolHealth {
+		ph := work[id]
+		if ph == nil {
+			ph = &pools.PoolHealth{Origins: map[string]pools.OriginHealth{}, RTT: map[string]time.Duration{}}
+			if _, whole := t.dirtyPools[id]; !whole {
+				if old := t.health.Pool(id); old != nil {
+					ph.Origins = maps.Clone(old.Origins)
+				}
+			}
+			work[id] = ph
+		}
+		return ph
+	}
+	var fresh []entry
+	recombine := func(k pools.OriginKey, r *poolRule) {
+		ph := pool(k.Pool)
+		delete(ph.Origins, k.Origin)
+		delete(t.rtt, k)
+		fresh = fresh[:0]
+		for _, e := range t.votes[k] {
+			if now.Sub(e.v.beat) < r.window {
+				fresh = append(fresh, entry{node: e.v.name, region: e.v.region, state: e.state(k)})
+			}
+		}
+		oh, ok := decide(fresh, r.voting)
+		if !ok {
+			return
+		}
+		ph.Origins[k.Origin] = oh
+		if oh.Healthy {
+			if rtt := originRTT(fresh); len(rtt) > 0 {
+				t.rtt[k] = rtt
+			}
+		}
+	}
+	for id := range t.dirtyPools {
+		pool(id)
+		if old := t.health.Pool(id); old != nil {
+			for name := range old.Origins {
+				delete(t.rtt, pools.OriginKey{Pool: id, Origin: name})
+			}
+		}
+		if r := t.rules[id]; r != nil {
+			for _, name := range r.origins {
+				recombine(pools.OriginKey{Pool: id, Origin: name}, r)
+			}
+		}
+	}
+	for k := range t.dirty {
+		if _, whole := t.dirtyPools[k.Pool]; whole {
+			continue
+		}
+		r := t.rules[k.Pool]
+		if r == nil || !r.named[k.Origin] {
+			continue // not an origin of a monitored pool: no entry
+		}
+		recombine(k, r)
+	}
+	clear(t.dirty)
+	clear(t.dirtyPools)
+	changed := map[string]*pools.PoolHealth{}
+	for id, ph := range work {
+		if r := t.rules[id]; r != nil {
+			var mean rttMean
+			for _, name := range r.origins {
+				mean.add(t.rtt[pools.OriginKey{Pool: id, Origin: name}])
+			}
+			mean.into(ph.RTT)
+		}
+		if !ph.Equal(t.health.Pool(id)) {
+			changed[id] = ph
+		}
+	}
+	if len(changed) > 0 {
+		t.health = t.health.With(changed)
+	}
+	return t.health
+}
+
+// Votes calls fn with every node's state of an origin, in node order,
+// fresh or not.
+func (t *Tally) Votes(k pools.OriginKey, fn func(node, region string, s pools.OriginState)) {
+	for _, e := range t.votes[k] {
+		fn(e.v.name, e.v.region, e.state(k))
+	}
+}
