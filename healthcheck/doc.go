@@ -4,10 +4,12 @@
 // A Checker runs on every node. It probes each (origin, monitor) pair on
 // the monitor's interval (http, https, tcp), applies the consecutive_up and
 // consecutive_down hysteresis, smooths each origin's round trip, and
-// publishes the node's whole view (pools.NodeHealth) as one record on a
-// fixed cadence and at once on a state change. Combine folds the views of
-// all nodes into the agreed pools.Health: a majority of nodes within a
-// region, then a majority of the pool's check regions.
+// publishes on a fixed cadence and soon after a state change a heartbeat
+// with what changed since its last publication (pools.HealthUpdate; see
+// Follower). A Tally folds every node's updates into the agreed
+// pools.Health: a majority of nodes within a region, then a majority of
+// the pool's check regions, recombining only what changed. Combine states
+// the same rules over whole views.
 //
 // Wiring, in outline:
 //
@@ -17,11 +19,18 @@
 //	})
 //	c.Update(cfg)       // and again on every configuration change
 //	go c.Run(ctx)
+//	tally, own := healthcheck.NewTally(), c.Follow()
+//	tally.Configure(cfg) // and again on every configuration change
 //	// on <-c.Changes(), a store health notification, or a timer:
-//	views, _ := store.HealthViews(ctx)
-//	health := healthcheck.Combine(cfg, append(views, c.View()), time.Now())
+//	u, commit := own.Next(time.Now())
+//	tally.Apply(u)
+//	commit()
+//	ups, _ := store.HealthSince(ctx, cursors) // skip our own; keep each u.Cursor
+//	for _, u := range ups {
+//		tally.Apply(u)
+//	}
+//	health := tally.Health(time.Now())
 //
-// Passing this node's own View alongside the stored views makes its own
-// changes count before its next publication lands (the newer view of a
-// node wins).
+// Taking this node's own updates from the checker rather than the store
+// makes its own changes count before its next publication lands.
 package healthcheck
