@@ -24,6 +24,9 @@ type Config struct {
 	// DNSListen is the UDP and TCP address of the DNS server, or several
 	// comma-separated (0.0.0.0:53,[::]:53). Default 127.0.0.1:5353.
 	DNSListen string
+	// UDPSockets is the number of SO_REUSEPORT UDP sockets per listen
+	// address; 0, the default, is one per CPU the runtime uses.
+	UDPSockets int
 	// NSID is the identity in NSID options and CHAOS TXT id.server.;
 	// default the node name, empty = none (config_edge.go).
 	NSID string

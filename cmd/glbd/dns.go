@@ -33,7 +33,7 @@ func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog
 			// configured addresses, so it stays bounded.
 			r = prometheus.WrapRegistererWith(prometheus.Labels{"listener": addr}, reg)
 		}
-		srv, err := dnsserver.New(dnsserver.Config{Addr: addr, Registerer: r, Logger: log,
+		srv, err := dnsserver.New(dnsserver.Config{Addr: addr, UDPSockets: cfg.UDPSockets, Registerer: r, Logger: log,
 			NSID: cfg.NSID, VersionString: cfg.VersionString, RRL: cfg.RRL})
 		if err == nil {
 			err = srv.Start(ctx)

@@ -82,14 +82,18 @@ func metricValue(t *testing.T, g *glbd, sample string) float64 {
 }
 
 // TestEdgeSeveralListenersAndRRLFlags: --dns-listen takes a list, each
-// address answers over UDP and TCP; the RRL flags reach the server.
+// address answers over UDP and TCP; the RRL flags and --udp-sockets reach
+// the server.
 func TestEdgeSeveralListenersAndRRLFlags(t *testing.T) {
 	t.Parallel()
-	g := startGlbd(t, "", "--dns-listen", "127.0.0.1:0,[::1]:0", "--rrl-rate", "1", "--rrl-slip", "1", "--version-string", "glb-test")
+	g := startGlbd(t, "", "--dns-listen", "127.0.0.1:0,[::1]:0", "--udp-sockets", "3", "--rrl-rate", "1", "--rrl-slip", "1", "--version-string", "glb-test")
 	configure(t, g)
 	addrs := strings.Split(g.dns, ",")
 	if len(addrs) != 2 {
 		t.Fatalf("listening on %q, want two addresses", g.dns)
+	}
+	if n := strings.Count(g.logs.String(), "udp_sockets=3"); n != 2 {
+		t.Errorf("%d listeners logged udp_sockets=3, want 2:\n%s", n, g.logs.String())
 	}
 	for _, addr := range addrs {
 		eventually(t, 5*time.Second, "answer on "+addr, func() (bool, string) {
