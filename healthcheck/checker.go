@@ -5,9 +5,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"math/rand/v2"
+	"maps"
 	"net/netip"
-	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -37,7 +36,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Registerer for the glb_healthcheck_* metrics; nil registers none.
 	Registerer prometheus.Registerer
-	// MaxConcurrent bounds probes in flight. Default 64.
+	// MaxConcurrent bounds the checks in flight, and so the worker
+	// goroutines and the sockets of the checker. Default: as many as keep
+	// the configured rate when every check runs to its whole timeout
+	// (the sum over origins of timeout × (1 + retries) / interval), within
+	// [64, 4096]. Past the bound, checks wait for a worker; a check whose
+	// slot passes meanwhile is counted missed (schedule.go).
 	MaxConcurrent int
 	// PublishInterval is the publication cadence. Default: the shortest
 	// monitor interval, kept within [1s, 10s], so that every view another
@@ -69,15 +73,21 @@ type Checker struct {
 	unit    time.Duration
 	log     *slog.Logger
 	m       *metrics
-	sem     chan struct{}
+	clients *clients
 	changes chan struct{} // to the local snapshot builder
 	kick    chan struct{} // to the publisher
+
+	sched // the scheduler's channels and counters
 
 	mu          sync.Mutex
 	runCtx      context.Context // nil while not running
 	wg          sync.WaitGroup
 	pairs       map[pools.OriginKey]*pair
 	byPool      map[string][]*pair
+	sorted      []*pair // pairs by pool and origin, for View; nil when stale
+	specs       map[string]*spec
+	queue       queue  // pairs waiting for their next check, earliest first
+	gen         uint64 // of the latest Update
 	minInterval time.Duration
 }
 
@@ -86,8 +96,16 @@ type Checker struct {
 type pair struct {
 	t      *target
 	prober prober
-	cancel context.CancelFunc
-	done   chan struct{} // closed when its goroutine has returned
+	// phase places the pair's checks in its interval: the slots of its
+	// checks are at (phase + k) × interval from the Checker's epoch.
+	phase float64
+
+	gen     uint64             // of the last Update that wanted it
+	removed bool               // dropped by Update: never checked again
+	due     time.Time          // of the next check, while queued
+	index   int                // in the queue; -1 when not queued
+	cancel  context.CancelFunc // of the check in flight
+	done    chan struct{}      // closed when the check in flight returns
 
 	th        threshold
 	reason    string // of the latest failure, while unhealthy
@@ -101,25 +119,25 @@ func New(opts Options) *Checker {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.MaxConcurrent <= 0 {
-		opts.MaxConcurrent = 64
-	}
 	unit := opts.unit
 	if unit <= 0 {
 		unit = time.Second
 	}
 	log := opts.Logger.With("component", "healthcheck")
-	return &Checker{
+	c := &Checker{
 		opts:    opts,
 		unit:    unit,
 		log:     log,
 		m:       newMetrics(opts.Registerer, log),
-		sem:     make(chan struct{}, opts.MaxConcurrent),
+		clients: newClients(opts.SourceAddr),
 		changes: make(chan struct{}, 1),
 		kick:    make(chan struct{}, 1),
+		sched:   newSched(),
 		pairs:   map[pools.OriginKey]*pair{},
 		byPool:  map[string][]*pair{},
 	}
+	c.setLimit(0)
+	return c
 }
 
 // Changes signals, coalesced, that some origin's state changed on this
@@ -130,109 +148,167 @@ func (c *Checker) Changes() <-chan struct{} { return c.changes }
 // origin changed are checked at once, unchanged pairs keep their schedule
 // and state, removed pairs stop before Update returns. A changed pair
 // keeps its current state (editing a monitor must not put a dead origin
-// back into DNS) and starts its consecutive counts afresh.
+// back into DNS) and its place in the interval, and starts its
+// consecutive counts afresh.
+//
+// Update runs on every configuration change of the node, so it builds
+// nothing for an origin whose check is unchanged: with a hundred
+// thousand origins it compares them in place.
 func (c *Checker) Update(cfg *pools.Config) {
-	want := targets(cfg, c.unit)
-
+	if cfg == nil {
+		cfg = &pools.Config{}
+	}
 	c.mu.Lock()
-	var stopped []*pair
-	for k, old := range c.pairs {
-		t, keep := want[k]
-		if keep && reflect.DeepEqual(old.t, t) {
+	c.specs = specs(cfg, c.unit, c.specs)
+	c.gen++
+	var (
+		fresh   []*pair
+		stopped []chan struct{}
+		touched []string
+		seen    int
+	)
+	byPool := make(map[string][]*pair, len(c.byPool))
+	for i := range cfg.Pools {
+		pl := &cfg.Pools[i]
+		s := monitored(pl, c.specs)
+		if s == nil {
 			continue
 		}
-		stopped = append(stopped, old)
-		if old.cancel != nil {
-			old.cancel()
+		before := c.byPool[pl.ID]
+		ps := make([]*pair, 0, len(pl.Origins))
+		for j := range pl.Origins {
+			o := &pl.Origins[j]
+			if !o.Enabled {
+				continue
+			}
+			k := pools.OriginKey{Pool: pl.ID, Origin: o.Name}
+			// The pool's origins are in the order of the last Update
+			// unless an edit moved them: looking there first spares a
+			// lookup in a map of every origin.
+			var p *pair
+			if n := len(ps); n < len(before) && before[n].t.origin == o.Name && !before[n].removed {
+				p = before[n]
+			} else {
+				p = c.pairs[k]
+			}
+			switch {
+			case p != nil && p.gen == c.gen:
+				continue // a second origin of the name; validation refuses them
+			case p != nil && p.t.is(pl, s, o):
+			default:
+				np := c.newPair(newTarget(pl, s, o), p)
+				if p != nil {
+					stopped = c.drop(p, stopped)
+					c.log.Debug("check changed", "pool", pl.ID, "origin", o.Name)
+				}
+				c.pairs[k] = np
+				fresh = append(fresh, np)
+				p = np
+			}
+			p.gen = c.gen
+			seen++
+			ps = append(ps, p)
 		}
-		delete(c.pairs, k)
-		if keep {
-			p := c.newPair(t)
-			p.th = old.th
-			p.th.restart(t.up, t.down)
-			p.reason, p.rtt, p.checkedAt = old.reason, old.rtt, old.checkedAt
-			c.pairs[k] = p
-			c.log.Debug("check changed", "pool", t.pool, "origin", t.origin)
+		if len(ps) == 0 {
+			continue
+		}
+		if slices.Equal(ps, before) {
+			ps = before
+		} else {
+			touched = append(touched, pl.ID)
+		}
+		byPool[pl.ID] = ps
+	}
+	removed := len(c.pairs) - seen
+	if removed > 0 {
+		for k, p := range c.pairs {
+			if p.gen != c.gen {
+				stopped = c.drop(p, stopped)
+				delete(c.pairs, k)
+			}
 		}
 	}
-	for k, t := range want {
-		if _, ok := c.pairs[k]; !ok {
-			c.pairs[k] = c.newPair(t)
-		}
-	}
-	var fresh []*pair
-	for _, p := range c.pairs {
-		if p.done == nil {
-			fresh = append(fresh, p)
-		}
-	}
-	c.startSpread(fresh)
-	before, prevMin := c.byPool, c.minInterval
-	c.byPool = map[string][]*pair{}
-	c.minInterval = 0
-	for _, p := range c.pairs {
-		c.byPool[p.t.pool] = append(c.byPool[p.t.pool], p)
-		if c.minInterval == 0 || p.t.interval < c.minInterval {
-			c.minInterval = p.t.interval
-		}
-	}
-	if c.minInterval > 0 && (prevMin == 0 || c.minInterval < prevMin) {
-		// The publisher sleeps on the cadence of the monitors it knew: a
-		// node started without monitors waits 10 s, past the freshness
-		// window of a new 1 s monitor, so other nodes would ignore its
-		// view. Waking it publishes and re-arms at the new cadence.
-		signal(c.kick)
-	}
-	for pool := range before {
-		if _, ok := c.byPool[pool]; !ok {
+	for pool := range c.byPool {
+		if _, ok := byPool[pool]; !ok {
 			c.m.forgetPool(pool)
 		}
 	}
-	for pool, ps := range c.byPool {
-		c.m.checked.WithLabelValues(pool).Set(float64(len(ps)))
+	c.byPool = byPool
+	for _, pool := range touched {
+		c.m.checked.WithLabelValues(pool).Set(float64(len(byPool[pool])))
 		c.setHealthyGauge(pool)
+	}
+	if len(fresh) > 0 || removed > 0 {
+		c.sorted = nil
+		prevMin := c.minInterval
+		c.retune()
+		if c.minInterval > 0 && (prevMin == 0 || c.minInterval < prevMin) {
+			// The publisher sleeps on the cadence of the monitors it knew: a
+			// node started without monitors waits 10 s, past the freshness
+			// window of a new 1 s monitor, so other nodes would ignore its
+			// view. Waking it publishes and re-arms at the new cadence.
+			signal(c.kick)
+		}
+	}
+	if c.runCtx != nil {
+		c.plan(fresh, time.Now())
 	}
 	c.mu.Unlock()
 
-	for _, p := range stopped {
-		if p.done != nil {
-			<-p.done
+	for _, done := range stopped {
+		<-done
+	}
+}
+
+// newPair starts checking t, in place of old when not nil: the state and
+// the phase carry over.
+func (c *Checker) newPair(t *target, old *pair) *pair {
+	p := &pair{t: t, prober: newProber(t, c.clients), index: -1}
+	if old == nil {
+		p.phase = c.nextPhase()
+		p.th = newThreshold(t.up, t.down)
+		return p
+	}
+	p.phase = old.phase
+	p.th = old.th
+	p.th.restart(t.up, t.down)
+	p.reason, p.rtt, p.checkedAt = old.reason, old.rtt, old.checkedAt
+	return p
+}
+
+// drop stops checking p: out of the queue, its check in flight cancelled;
+// it appends what to wait for to stopped. c.mu is held.
+func (c *Checker) drop(p *pair, stopped []chan struct{}) []chan struct{} {
+	p.removed = true
+	c.queue.remove(p)
+	if p.cancel != nil {
+		p.cancel()
+		stopped = append(stopped, p.done)
+	}
+	return stopped
+}
+
+// retune recomputes what follows the set of pairs: the shortest interval
+// (the publication cadence), the configured rate and the bound on checks
+// in flight, and the HTTP clients still in use. c.mu is held.
+func (c *Checker) retune() {
+	c.minInterval = 0
+	var rate, busy float64
+	used := map[clientKey]bool{}
+	for _, p := range c.pairs {
+		t := p.t
+		if c.minInterval == 0 || t.interval < c.minInterval {
+			c.minInterval = t.interval
+		}
+		rate += 1 / t.interval.Seconds()
+		busy += float64(t.budget()) / float64(t.interval)
+		if h, ok := p.prober.(*httpProber); ok {
+			used[h.key] = true
 		}
 	}
-}
-
-func (c *Checker) newPair(t *target) *pair {
-	return &pair{t: t, prober: newProber(t, c.opts.SourceAddr), th: newThreshold(t.up, t.down)}
-}
-
-// startSpread starts new pairs. A few (an edited pool) are checked at
-// once; a batch larger than the probes allowed in flight (a node starting
-// on a large estate, a monitor shared by thousands of origins) has its
-// first checks spread evenly over the interval instead, so that the
-// checks of 100,000 origins do not all fall in the same second of every
-// interval ever after. c.mu is held.
-func (c *Checker) startSpread(fresh []*pair) {
-	if len(fresh) <= c.opts.MaxConcurrent {
-		for _, p := range fresh {
-			c.start(p, 0)
-		}
-		return
-	}
-	for i, p := range fresh {
-		c.start(p, p.t.interval*time.Duration(i)/time.Duration(len(fresh)))
-	}
-}
-
-// start runs p's goroutine, first checking after delay, when the Checker
-// is running; c.mu is held.
-func (c *Checker) start(p *pair, delay time.Duration) {
-	if c.runCtx == nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(c.runCtx)
-	p.cancel, p.done = cancel, make(chan struct{})
-	c.wg.Add(1)
-	go c.loop(ctx, p, delay)
+	c.clients.retain(used)
+	c.m.rate.Set(rate)
+	c.setLimit(busy)
 }
 
 // Run checks and publishes until ctx ends, then waits for every check to
@@ -244,66 +320,30 @@ func (c *Checker) Run(ctx context.Context) error {
 		return errors.New("healthcheck: already running")
 	}
 	c.runCtx = ctx
+	now := time.Now()
 	var fresh []*pair
 	for _, p := range c.pairs {
-		// A pair with a result from an earlier Run is not new: spread its
-		// next check over its interval rather than probe everything at once.
+		// A pair with a result from an earlier Run is not new: it waits for
+		// its slot rather than probe everything at once.
 		if p.th.known {
-			c.start(p, rand.N(p.t.interval))
+			c.queue.push(p, c.slotAfter(p, now))
 		} else {
 			fresh = append(fresh, p)
 		}
 	}
-	c.startSpread(fresh)
+	c.plan(fresh, now)
+	c.wg.Add(1)
+	go c.schedule(ctx)
 	c.mu.Unlock()
 
 	c.publishLoop(ctx)
 
+	c.wg.Wait()
 	c.mu.Lock()
 	c.runCtx = nil
-	for _, p := range c.pairs {
-		p.cancel, p.done = nil, nil
-	}
+	c.queue.clear()
 	c.mu.Unlock()
-	c.wg.Wait()
 	return nil
-}
-
-// loop checks one pair on its interval. Each pair has its own goroutine
-// and timer, so a slow origin only ever delays itself; the semaphore
-// bounds how many probes are in flight at once.
-func (c *Checker) loop(ctx context.Context, p *pair, delay time.Duration) {
-	defer c.wg.Done()
-	defer close(p.done)
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	next := time.Now().Add(delay)
-	for {
-		if d := time.Until(next); d > 0 {
-			timer.Reset(d)
-			select {
-			case <-ctx.Done():
-				return
-			case <-timer.C:
-			}
-		}
-		select {
-		case c.sem <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		start := time.Now()
-		r := check(ctx, p.prober, p.t.retries)
-		<-c.sem
-		if ctx.Err() != nil {
-			return
-		}
-		c.record(p, r, time.Since(start))
-		// Start to start, less up to a tenth of the interval: checks that
-		// began together drift apart, and the period never exceeds the
-		// interval that freshness is judged by.
-		next = start.Add(p.t.interval - rand.N(p.t.interval/10+1))
-	}
 }
 
 // record applies one check result to p.
@@ -311,7 +351,7 @@ func (c *Checker) record(p *pair, r result, took time.Duration) {
 	now := time.Now()
 	t := p.t
 	c.mu.Lock()
-	if c.pairs[t.key()] != p {
+	if p.removed {
 		c.mu.Unlock() // removed or replaced while the check ran
 		return
 	}
@@ -342,8 +382,10 @@ func (c *Checker) record(p *pair, r result, took time.Duration) {
 	}
 	c.m.duration.WithLabelValues(string(t.typ), outcome).Observe(took.Seconds())
 	c.m.results.WithLabelValues(t.pool, string(t.typ), outcome).Inc()
-	c.log.Debug("checked", "pool", t.pool, "origin", t.origin, "healthy", r.healthy,
-		"reason", r.reason, "rtt", r.rtt, "took", took)
+	if c.log.Enabled(context.Background(), slog.LevelDebug) {
+		c.log.Debug("checked", "pool", t.pool, "origin", t.origin, "healthy", r.healthy,
+			"reason", r.reason, "rtt", r.rtt, "took", took)
+	}
 	if !changed {
 		return
 	}
@@ -392,7 +434,13 @@ func (c *Checker) View() pools.NodeHealth {
 		Published: time.Now(),
 		Origins:   make([]pools.OriginState, 0, len(c.pairs)),
 	}
-	for _, p := range c.pairs {
+	if c.sorted == nil {
+		c.sorted = slices.Collect(maps.Values(c.pairs))
+		slices.SortFunc(c.sorted, func(a, b *pair) int {
+			return cmp.Or(cmp.Compare(a.t.pool, b.t.pool), cmp.Compare(a.t.origin, b.t.origin))
+		})
+	}
+	for _, p := range c.sorted {
 		if !p.th.known {
 			continue
 		}
@@ -408,8 +456,5 @@ func (c *Checker) View() pools.NodeHealth {
 		}
 		v.Origins = append(v.Origins, s)
 	}
-	slices.SortFunc(v.Origins, func(a, b pools.OriginState) int {
-		return cmp.Or(cmp.Compare(a.Pool, b.Pool), cmp.Compare(a.Origin, b.Origin))
-	})
 	return v
 }

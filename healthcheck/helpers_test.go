@@ -57,7 +57,7 @@ func targetFor(t *testing.T, addr string, m pools.Monitor, o pools.Origin) *targ
 	m.Port = port
 	p := pools.DefaultPool()
 	p.ID, p.Name = "pool-1", "one"
-	return newTarget(&p, &m, &o, testUnit)
+	return newTarget(&p, newSpec(&m, testUnit), &o)
 }
 
 // probeOnce runs one check (with the monitor's retries) of tg from src
@@ -66,7 +66,7 @@ func probeOnce(t *testing.T, tg *target, src netip.Addr) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return check(ctx, newProber(tg, src), tg.retries)
+	return check(ctx, newProber(tg, newClients(src)), tg.retries)
 }
 
 // sequence is a scripted origin (Traefik's HealthSequence idea): request

@@ -17,6 +17,11 @@ type metrics struct {
 	healthy      *prometheus.GaugeVec     // pool
 	checked      *prometheus.GaugeVec     // pool
 	publications *prometheus.CounterVec   // outcome
+	missed       *prometheus.CounterVec   // pool
+	rate         prometheus.Gauge
+	inFlight     prometheus.Gauge
+	workers      prometheus.Gauge
+	limit        prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
@@ -47,6 +52,26 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 			Namespace: ns, Subsystem: sub, Name: "publications_total",
 			Help: "Publications of this node's health view, by outcome (success, failure).",
 		}, []string{"outcome"}),
+		missed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "missed_checks_total",
+			Help: "Scheduled checks skipped because the origin's previous check was still running or waited for a worker past the slot, by pool.",
+		}, []string{"pool"}),
+		rate: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Subsystem: sub, Name: "scheduled_checks_per_second",
+			Help: "Checks per second the configuration asks of this node: the sum over checked origins of 1 / interval. Compare with rate(glb_healthcheck_results_total).",
+		}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Subsystem: sub, Name: "checks_in_flight",
+			Help: "Checks running now.",
+		}),
+		workers: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Subsystem: sub, Name: "workers",
+			Help: "Worker goroutines running checks, idle or busy.",
+		}),
+		limit: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Subsystem: sub, Name: "workers_limit",
+			Help: "Bound on worker goroutines, and so on checks in flight and their sockets.",
+		}),
 	}
 	if reg == nil {
 		return m
@@ -57,6 +82,11 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 	m.healthy = register(reg, log, m.healthy)
 	m.checked = register(reg, log, m.checked)
 	m.publications = register(reg, log, m.publications)
+	m.missed = register(reg, log, m.missed)
+	m.rate = register(reg, log, m.rate)
+	m.inFlight = register(reg, log, m.inFlight)
+	m.workers = register(reg, log, m.workers)
+	m.limit = register(reg, log, m.limit)
 	return m
 }
 
@@ -86,4 +116,5 @@ func (m *metrics) forgetPool(pool string) {
 	m.changes.DeletePartialMatch(l)
 	m.healthy.DeletePartialMatch(l)
 	m.checked.DeletePartialMatch(l)
+	m.missed.DeletePartialMatch(l)
 }

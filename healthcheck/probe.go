@@ -32,28 +32,6 @@ type prober interface {
 	attempt(ctx context.Context) result
 }
 
-// target is everything that decides how one origin of one pool is checked.
-// Two targets that are reflect.DeepEqual check the same way, which is how
-// Update tells a changed pair from an unchanged one.
-type target struct {
-	pool, poolName string
-	origin         string
-	typ            pools.MonitorType
-	address        string // IP or hostname, as configured
-	port           int    // resolved: never 0
-	method, path   string
-	header         map[string][]string // the monitor's, without Host
-	host           string              // Host header: the origin's, else the monitor's
-	timeout        time.Duration       // one attempt
-	interval       time.Duration
-	retries        int
-	expectedCodes  string
-	expectedBody   string
-	follow         bool
-	insecure       bool
-	up, down       int
-}
-
 func (t *target) key() pools.OriginKey { return pools.OriginKey{Pool: t.pool, Origin: t.origin} }
 
 // hostPort is the dial address; net.JoinHostPort brackets IPv6 literals.
@@ -67,13 +45,15 @@ func (t *target) budget() time.Duration {
 }
 
 // newProber builds the prober for a target once, when its pair starts, so
-// that parsing and transport setup are not repeated per check.
-func newProber(t *target, src netip.Addr) prober {
+// that nothing is parsed or set up per check. HTTP probes take their
+// client from cs (nil: a client of their own, from the system's choice of
+// source address).
+func newProber(t *target, cs *clients) prober {
 	switch t.typ {
 	case pools.MonitorHTTP, pools.MonitorHTTPS:
-		return newHTTPProber(t, src)
+		return newHTTPProber(t, cs)
 	case pools.MonitorTCP:
-		return newTCPProber(t, src)
+		return newTCPProber(t, cs.source())
 	}
 	return failingProber("unsupported monitor type " + strconv.Quote(string(t.typ)))
 }

@@ -6,11 +6,13 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/glb-dns/glb/pools"
@@ -22,69 +24,139 @@ const maxBody = 10 << 10
 
 // httpProber checks an http or https monitor.
 type httpProber struct {
-	client  *http.Client
-	method  string
-	url     string
-	header  http.Header
-	host    string
-	timeout time.Duration
-	codes   codeSet
-	body    []byte // lower-cased expected_body; nil when none
-	bodyRaw string
+	*httpSpec
+	client *http.Client
+	key    clientKey
+	url    string
+	host   string
 }
 
-func newHTTPProber(t *target, src netip.Addr) prober {
-	codes, err := parseCodes(t.expectedCodes)
-	if err != nil {
-		return failingProber(err.Error())
+// httpSpec is what a spec's http probes share, parsed once per monitor.
+type httpSpec struct {
+	method   string
+	header   http.Header
+	timeout  time.Duration
+	codes    codeSet
+	codesErr error  // expected_codes does not parse
+	body     []byte // lower-cased expected_body; nil when none
+	bodyRaw  string
+}
+
+// http parses s for its http probes, once.
+func (s *spec) http() *httpSpec {
+	s.httpOnce.Do(func() {
+		h := &httpSpec{method: s.method, header: http.Header{}, timeout: s.timeout}
+		h.codes, h.codesErr = parseCodes(s.expectedCodes)
+		for k, vs := range s.header {
+			for _, v := range vs {
+				h.header.Add(k, v)
+			}
+		}
+		if h.header.Get("User-Agent") == "" {
+			h.header.Set("User-Agent", UserAgent)
+		}
+		if s.expectedBody != "" {
+			h.body = bytes.ToLower([]byte(s.expectedBody))
+			h.bodyRaw = s.expectedBody
+		}
+		s.httpSpec = h
+	})
+	return s.httpSpec
+}
+
+func newHTTPProber(t *target, cs *clients) prober {
+	h := t.http()
+	if h.codesErr != nil {
+		return failingProber(h.codesErr.Error())
 	}
 	scheme := "http"
 	if t.typ == pools.MonitorHTTPS {
 		scheme = "https"
 	}
-	tlsConf := &tls.Config{InsecureSkipVerify: t.insecure}
+	k := clientKey{insecure: t.insecure, follow: t.follow}
 	if t.host != "" {
 		// The Host header names the site, so it is also the name the
 		// certificate must carry (SNI), as browsers would do.
-		tlsConf.ServerName = hostOnly(t.host)
+		k.serverName = hostOnly(t.host)
 	}
+	return &httpProber{
+		httpSpec: h,
+		client:   cs.client(k),
+		key:      k,
+		url:      scheme + "://" + t.hostPort() + t.path,
+		host:     t.host,
+	}
+}
+
+// clients are the HTTP clients of one Checker's probes, one per way of
+// checking (TLS verification, SNI name, redirects) rather than one per
+// target: a hundred thousand targets share a handful. Sharing holds no
+// sockets open, since no client keeps idle connections (newClient).
+type clients struct {
+	src netip.Addr
+	mu  sync.Mutex
+	m   map[clientKey]*http.Client
+}
+
+type clientKey struct {
+	insecure, follow bool
+	serverName       string
+}
+
+func newClients(src netip.Addr) *clients {
+	return &clients{src: src, m: map[clientKey]*http.Client{}}
+}
+
+// source is the local address of probes; nil cs has none.
+func (cs *clients) source() netip.Addr {
+	if cs == nil {
+		return netip.Addr{}
+	}
+	return cs.src
+}
+
+// client returns the shared client for k; nil cs builds one unshared.
+func (cs *clients) client(k clientKey) *http.Client {
+	if cs == nil {
+		return newClient(k, netip.Addr{})
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	c := cs.m[k]
+	if c == nil {
+		c = newClient(k, cs.src)
+		cs.m[k] = c
+	}
+	return c
+}
+
+// retain forgets the clients no probe uses any longer (a Host header
+// edited away), so that their number follows the configuration.
+func (cs *clients) retain(used map[clientKey]bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	maps.DeleteFunc(cs.m, func(k clientKey, _ *http.Client) bool { return !used[k] })
+}
+
+func newClient(k clientKey, src netip.Addr) *http.Client {
 	tr := &http.Transport{
 		// Never an environment proxy: the check is of the origin itself.
 		Proxy:       nil,
 		DialContext: dialer(src),
 		// A fresh connection per check: a reused one would hide a dead
-		// listener behind an established socket.
+		// listener behind an established socket. It also bounds the
+		// sockets of a checker by its checks in flight: idle connections
+		// to a hundred thousand origins would be a hundred thousand
+		// descriptors.
 		DisableKeepAlives:      true,
-		TLSClientConfig:        tlsConf,
+		TLSClientConfig:        &tls.Config{InsecureSkipVerify: k.insecure, ServerName: k.serverName},
 		MaxResponseHeaderBytes: 64 << 10,
 	}
 	client := &http.Client{Transport: tr}
-	if !t.follow {
+	if !k.follow {
 		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	}
-	header := http.Header{}
-	for k, vs := range t.header {
-		for _, v := range vs {
-			header.Add(k, v)
-		}
-	}
-	if header.Get("User-Agent") == "" {
-		header.Set("User-Agent", UserAgent)
-	}
-	p := &httpProber{
-		client:  client,
-		method:  t.method,
-		url:     scheme + "://" + t.hostPort() + t.path,
-		header:  header,
-		host:    t.host,
-		timeout: t.timeout,
-		codes:   codes,
-	}
-	if t.expectedBody != "" {
-		p.body = bytes.ToLower([]byte(t.expectedBody))
-		p.bodyRaw = t.expectedBody
-	}
-	return p
+	return client
 }
 
 func (p *httpProber) attempt(ctx context.Context) result {

@@ -82,7 +82,7 @@ func TestTCPNeedsPort(t *testing.T) {
 	m := monitor(pools.MonitorTCP)
 	p := pools.DefaultPool()
 	o := pools.Origin{Name: "o", Address: "127.0.0.1"}
-	tg := newTarget(&p, &m, &o, testUnit)
+	tg := newTarget(&p, newSpec(&m, testUnit), &o)
 	r := probeOnce(t, tg, none)
 	if r.healthy || r.reason != "tcp monitor has no port" {
 		t.Errorf("healthy=%v reason=%q", r.healthy, r.reason)

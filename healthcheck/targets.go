@@ -1,50 +1,47 @@
 package healthcheck
 
 import (
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/glb-dns/glb/pools"
 )
 
-// targets lists what this node checks for a configuration: every enabled
-// origin of every enabled pool whose monitor exists. Disabled pools and
-// origins are not probed (steering never answers with them); enabling one
-// makes it a new pair, checked at once. unit is one second outside tests.
-func targets(cfg *pools.Config, unit time.Duration) map[pools.OriginKey]*target {
-	out := map[pools.OriginKey]*target{}
-	if cfg == nil {
-		return out
-	}
-	monitors := make(map[string]*pools.Monitor, len(cfg.Monitors))
-	for i := range cfg.Monitors {
-		monitors[cfg.Monitors[i].ID] = &cfg.Monitors[i]
-	}
-	for i := range cfg.Pools {
-		p := &cfg.Pools[i]
-		m := monitors[p.Monitor]
-		if p.Monitor == "" || m == nil || !p.Enabled {
-			continue
-		}
-		for _, o := range p.Origins {
-			if !o.Enabled {
-				continue
-			}
-			t := newTarget(p, m, &o, unit)
-			out[t.key()] = t
-		}
-	}
-	return out
+// spec is how one monitor checks, shared by every origin it applies to:
+// a hundred thousand targets hold a few specs rather than a copy each,
+// and comparing two targets' specs is comparing two pointers.
+type spec struct {
+	params
+	header map[string][]string // the monitor's, without Host
+
+	httpOnce sync.Once
+	httpSpec *httpSpec // see http
 }
 
-func newTarget(p *pools.Pool, m *pools.Monitor, o *pools.Origin, unit time.Duration) *target {
-	t := &target{
-		pool:          p.ID,
-		poolName:      p.Name,
-		origin:        o.Name,
+// params are the comparable fields of a spec.
+type params struct {
+	typ           pools.MonitorType
+	port          int // resolved: never 0 for http and https
+	method, path  string
+	host          string        // the monitor's Host header
+	timeout       time.Duration // one attempt
+	interval      time.Duration
+	retries       int
+	expectedCodes string
+	expectedBody  string
+	follow        bool
+	insecure      bool
+	up, down      int
+}
+
+// newSpec resolves a monitor's defaults; unit is one second outside tests.
+func newSpec(m *pools.Monitor, unit time.Duration) *spec {
+	s := &spec{params: params{
 		typ:           m.Type,
-		address:       o.Address,
 		port:          m.Port,
 		method:        m.Method,
 		path:          m.Path,
@@ -57,42 +54,102 @@ func newTarget(p *pools.Pool, m *pools.Monitor, o *pools.Origin, unit time.Durat
 		insecure:      m.AllowInsecure,
 		up:            m.ConsecutiveUp,
 		down:          m.ConsecutiveDown,
+	}}
+	if s.typ == "" {
+		s.typ = pools.MonitorHTTP
 	}
-	if t.typ == "" {
-		t.typ = pools.MonitorHTTP
+	if s.method == "" {
+		s.method = http.MethodGet
 	}
-	if t.method == "" {
-		t.method = http.MethodGet
+	if s.path == "" {
+		s.path = "/"
 	}
-	if t.path == "" {
-		t.path = "/"
-	}
-	if t.port == 0 {
-		switch t.typ {
+	if s.port == 0 {
+		switch s.typ {
 		case pools.MonitorHTTP:
-			t.port = 80
+			s.port = 80
 		case pools.MonitorHTTPS:
-			t.port = 443
+			s.port = 443
 		}
 	}
 	for k, vs := range m.Header {
 		if strings.EqualFold(k, "Host") {
 			if len(vs) > 0 {
-				t.host = vs[0]
+				s.host = vs[0]
 			}
 			continue
 		}
-		if t.header == nil {
-			t.header = map[string][]string{}
+		if s.header == nil {
+			s.header = map[string][]string{}
 		}
-		t.header[k] = append([]string(nil), vs...)
+		s.header[k] = append([]string(nil), vs...)
 	}
-	// The origin's Host wins: one monitor serves many origins, and each
-	// origin may be a different virtual host.
+	return s
+}
+
+// equal compares everything that decides how a check runs; a monitor's
+// description or revision is not part of it.
+func (s *spec) equal(o *spec) bool {
+	return s.params == o.params && maps.EqualFunc(s.header, o.header, slices.Equal)
+}
+
+// specs returns the spec of every monitor of cfg by id. A monitor whose
+// check did not change keeps its spec from prev, so that the targets
+// using it compare equal by pointer.
+func specs(cfg *pools.Config, unit time.Duration, prev map[string]*spec) map[string]*spec {
+	out := make(map[string]*spec, len(cfg.Monitors))
+	for i := range cfg.Monitors {
+		m := &cfg.Monitors[i]
+		s := newSpec(m, unit)
+		if old := prev[m.ID]; old != nil && old.equal(s) {
+			s = old
+		}
+		out[m.ID] = s
+	}
+	return out
+}
+
+// target is everything that decides how one origin of one pool is checked.
+type target struct {
+	*spec
+	pool, poolName string
+	origin         string
+	address        string // IP or hostname, as configured
+	host           string // Host header: the origin's, else the monitor's
+}
+
+func newTarget(p *pools.Pool, s *spec, o *pools.Origin) *target {
+	return &target{spec: s, pool: p.ID, poolName: p.Name, origin: o.Name, address: o.Address, host: hostOf(s, o)}
+}
+
+// is reports whether t checks origin o of pool p under s as it would be
+// built afresh, without building it: Update asks this of every origin of
+// every configuration, and nearly always the answer is yes.
+func (t *target) is(p *pools.Pool, s *spec, o *pools.Origin) bool {
+	return t.spec == s && t.pool == p.ID && t.poolName == p.Name && t.origin == o.Name &&
+		t.address == o.Address && t.host == hostOf(s, o)
+}
+
+// hostOf is the Host header of an origin's checks. The origin's wins: one
+// monitor serves many origins, and each origin may be a different
+// virtual host.
+func hostOf(s *spec, o *pools.Origin) string {
 	for k, vs := range o.Header {
 		if strings.EqualFold(k, "Host") && len(vs) > 0 {
-			t.host = vs[0]
+			return vs[0]
 		}
 	}
-	return t
+	return s.host
+}
+
+// monitored is the spec pool p is checked with, nil when it is not
+// checked: disabled, without a monitor or naming one that does not exist.
+// Disabled pools are not probed since steering never answers with them;
+// enabling one makes its origins new pairs, checked at once. The same
+// holds for disabled origins (Update skips them).
+func monitored(p *pools.Pool, specs map[string]*spec) *spec {
+	if p.Monitor == "" || !p.Enabled {
+		return nil
+	}
+	return specs[p.Monitor]
 }
