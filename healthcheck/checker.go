@@ -36,12 +36,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Registerer for the glb_healthcheck_* metrics; nil registers none.
 	Registerer prometheus.Registerer
-	// MaxConcurrent bounds the checks in flight, and so the worker
-	// goroutines and the sockets of the checker. Default: as many as keep
-	// the configured rate when every check runs to its whole timeout
-	// (the sum over origins of timeout × (1 + retries) / interval), within
-	// [64, 4096]. Past the bound, checks wait for a worker; a check whose
-	// slot passes meanwhile is counted missed (schedule.go).
+	// MaxConcurrent bounds the checks in flight, and so the goroutines
+	// and the sockets of the checker (one each per check). Default: as
+	// many as keep the configured rate when every check runs to its whole
+	// timeout (the sum over origins of timeout × (1 + retries) /
+	// interval), within [64, 4096]. Past the bound, due checks wait; a
+	// slot that passes meanwhile is counted missed (schedule.go).
 	MaxConcurrent int
 	// PublishInterval is the publication cadence. Default: the shortest
 	// monitor interval, kept within [1s, 10s], so that every view another

@@ -20,7 +20,6 @@ type metrics struct {
 	missed       *prometheus.CounterVec   // pool
 	rate         prometheus.Gauge
 	inFlight     prometheus.Gauge
-	workers      prometheus.Gauge
 	limit        prometheus.Gauge
 }
 
@@ -54,7 +53,7 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 		}, []string{"outcome"}),
 		missed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns, Subsystem: sub, Name: "missed_checks_total",
-			Help: "Scheduled checks skipped because the origin's previous check was still running or waited for a worker past the slot, by pool.",
+			Help: "Scheduled checks skipped because the origin's previous check was still running, or waited past the slot for room in flight, by pool.",
 		}, []string{"pool"}),
 		rate: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: ns, Subsystem: sub, Name: "scheduled_checks_per_second",
@@ -62,15 +61,11 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 		}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: ns, Subsystem: sub, Name: "checks_in_flight",
-			Help: "Checks running now.",
-		}),
-		workers: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: ns, Subsystem: sub, Name: "workers",
-			Help: "Worker goroutines running checks, idle or busy.",
+			Help: "Checks running now, each on a goroutine of its own with at most one socket.",
 		}),
 		limit: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: ns, Subsystem: sub, Name: "workers_limit",
-			Help: "Bound on worker goroutines, and so on checks in flight and their sockets.",
+			Namespace: ns, Subsystem: sub, Name: "checks_in_flight_limit",
+			Help: "Bound on checks in flight, and so on the checker's goroutines and sockets.",
 		}),
 	}
 	if reg == nil {
@@ -85,7 +80,6 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 	m.missed = register(reg, log, m.missed)
 	m.rate = register(reg, log, m.rate)
 	m.inFlight = register(reg, log, m.inFlight)
-	m.workers = register(reg, log, m.workers)
 	m.limit = register(reg, log, m.limit)
 	return m
 }

@@ -9,16 +9,15 @@ import (
 )
 
 // The scheduler. One goroutine keeps every pair in a queue ordered by the
-// time of its next check and hands each due pair to a worker; workers are
-// started when none is idle, up to the bound on checks in flight, and end
-// after a while without work. Goroutines and sockets follow the checks in
-// flight, whatever the number of origins.
+// time of its next check and starts each due check on a goroutine, up to
+// the bound on checks in flight. Goroutines and sockets follow the checks
+// in flight, whatever the number of origins.
 //
 // Each pair has a fixed phase, and its checks fall on slots one interval
 // apart at that phase, so checks keep their place in the interval and the
 // rate is the configured one: 100,000 origins every 60 s are 1,667 checks
 // every second, not a burst each minute. A check that runs past its next
-// slot (a timeout longer than the interval, or no worker free) does not
+// slot (a timeout longer than the interval, or no room in flight) does not
 // queue another behind it: the pair has at most one check queued or in
 // flight, and the slots it ran over are counted in
 // glb_healthcheck_missed_checks_total.
@@ -31,31 +30,28 @@ const (
 	// are and however they came and went; a new pair never moves the
 	// others.
 	golden = 0.6180339887498949
-	// minWorkers and maxWorkers bound the derived limit on checks in
+	// minInFlight and maxInFlight bound the derived limit on checks in
 	// flight (Options.MaxConcurrent). Below 64 a few slow origins would
 	// hold up the rest; 4096 sockets and goroutines are well within a
 	// server's means and keep 800 checks a second while every one of
 	// them times out after 5 s.
-	minWorkers = 64
-	maxWorkers = 4096
-	// workerIdle is how long a worker waits for work before it ends, so
-	// that a burst of slow checks leaves no goroutines behind.
-	workerIdle = 10 * time.Second
+	minInFlight = 64
+	maxInFlight = 4096
 )
 
-// sched is the part of the Checker the scheduler and the workers share
+// sched is the part of the Checker the scheduler and the checks share
 // without c.mu.
 type sched struct {
-	epoch   time.Time     // slots count from here (monotonic clock)
-	seq     uint64        // phases handed out; guarded by c.mu
-	wake    chan struct{} // a pair was queued before the scheduler's wake-up
-	work    chan *pair    // due pairs, to idle workers
-	workers atomic.Int64  // worker goroutines alive
-	limit   atomic.Int64  // bound on workers, so on checks in flight
+	epoch    time.Time     // slots count from here (monotonic clock)
+	seq      uint64        // phases handed out; guarded by c.mu
+	wake     chan struct{} // a pair was queued before the scheduler's wake-up
+	freed    chan struct{} // a check ended
+	inFlight atomic.Int64  // checks running, each on its goroutine
+	limit    atomic.Int64  // bound on inFlight
 }
 
 func newSched() sched {
-	return sched{epoch: time.Now(), wake: make(chan struct{}, 1), work: make(chan *pair)}
+	return sched{epoch: time.Now(), wake: make(chan struct{}, 1), freed: make(chan struct{}, 1)}
 }
 
 // nextPhase is the phase of a new pair; c.mu is held.
@@ -67,12 +63,12 @@ func (c *Checker) nextPhase() float64 {
 
 // setLimit sets the bound on checks in flight: the option, else busy (the
 // checks in flight when every check takes its whole budget) within
-// [minWorkers, maxWorkers]. Workers above a lowered bound end after their
-// check.
+// [minInFlight, maxInFlight]. A lowered bound holds back new checks
+// until those in flight fall below it.
 func (c *Checker) setLimit(busy float64) {
 	n := c.opts.MaxConcurrent
 	if n <= 0 {
-		n = min(max(int(math.Ceil(busy)), minWorkers), maxWorkers)
+		n = min(max(int(math.Ceil(busy)), minInFlight), maxInFlight)
 	}
 	c.limit.Store(int64(n))
 	c.m.limit.Set(float64(n))
@@ -104,7 +100,7 @@ func (c *Checker) slotAfter(p *pair, t time.Time) time.Time {
 // edited pool) are checked at once. A batch larger than the checks
 // allowed in flight (a node starting on a large estate, a monitor given
 // to thousands of origins) waits for its slots instead, spread over the
-// interval, rather than queue behind the workers in one burst.
+// interval, rather than queue behind the limit in one burst.
 func (c *Checker) plan(fresh []*pair, now time.Time) {
 	atOnce := int64(len(fresh)) <= c.limit.Load()
 	for _, p := range fresh {
@@ -134,7 +130,7 @@ func (c *Checker) next(p *pair, due, end time.Time) (time.Time, int64) {
 	return c.slotTime(p, k+1), k - c.slot(p, half)
 }
 
-// schedule hands due pairs to workers until ctx ends.
+// schedule starts the checks of due pairs until ctx ends.
 func (c *Checker) schedule(ctx context.Context) {
 	defer c.wg.Done()
 	timer := time.NewTimer(time.Hour)
@@ -159,54 +155,31 @@ func (c *Checker) schedule(ctx context.Context) {
 	}
 }
 
-// dispatch gives p to an idle worker, else to a new one, else waits for
-// one to be free; false when ctx ended first.
+// dispatch starts p's check on a goroutine of its own once fewer checks
+// than the limit are in flight; false when ctx ended first. A goroutine
+// per check rather than a pool of workers: the goroutines are exactly the
+// checks in flight, none idles, and none outlives a burst.
 func (c *Checker) dispatch(ctx context.Context, p *pair) bool {
-	select {
-	case c.work <- p:
-		return true
-	default:
-	}
-	// Only this goroutine adds workers, so the count cannot pass the
+	// Only this goroutine adds checks, so their number cannot pass the
 	// limit between the test and the add.
-	if c.workers.Load() < c.limit.Load() {
-		c.workers.Add(1)
-		c.m.workers.Inc()
-		c.wg.Add(1)
-		go c.worker(ctx, p)
-		return true
-	}
-	select {
-	case c.work <- p:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// worker checks p, then what the scheduler hands it, until it has been
-// idle for workerIdle, the limit fell below the workers alive, or ctx
-// ended.
-func (c *Checker) worker(ctx context.Context, p *pair) {
-	defer c.wg.Done()
-	defer c.m.workers.Dec()
-	idle := time.NewTimer(workerIdle)
-	defer idle.Stop()
-	for {
-		c.run(ctx, p)
-		if n := c.workers.Load(); n > c.limit.Load() && c.workers.CompareAndSwap(n, n-1) {
-			return
-		}
-		idle.Reset(workerIdle)
+	for c.inFlight.Load() >= c.limit.Load() {
 		select {
-		case p = <-c.work:
-			continue
-		case <-idle.C:
+		case <-c.freed:
 		case <-ctx.Done():
+			return false
 		}
-		c.workers.Add(-1)
-		return
 	}
+	c.inFlight.Add(1)
+	c.m.inFlight.Inc()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.run(ctx, p)
+		c.inFlight.Add(-1)
+		c.m.inFlight.Dec()
+		signal(c.freed)
+	}()
+	return true
 }
 
 // run checks p once, records the result and queues its next check.
@@ -221,11 +194,9 @@ func (c *Checker) run(ctx context.Context, p *pair) {
 	due := p.due
 	c.mu.Unlock()
 
-	c.m.inFlight.Inc()
 	start := time.Now()
 	r := check(ctx, p.prober, p.t.retries)
 	end := time.Now()
-	c.m.inFlight.Dec()
 	stopped := ctx.Err() != nil // removed, or the Checker stopping
 	cancel()
 	if !stopped {

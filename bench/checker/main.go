@@ -1,13 +1,28 @@
 // Command checker runs glb's health checker alone against real local
-// HTTP listeners and reports, every window, the probes per second the
+// HTTP listeners and reports, every window, the checks per second the
 // listeners saw against the rate the monitors ask for, and the process's
-// open file descriptors, goroutines and RSS, so that growth shows.
+// open file descriptors, goroutines and RSS, so that growth shows. It
+// exits 1 when
 //
-//	go run ./bench/checker                          # 102,400 targets, 60 s, 10 min
-//	go run ./bench/checker -duration 2m -window 10s
+//   - a window's rate is more than -tolerance off the configured rate;
+//
+//   - descriptors or goroutines pass the bound the checks in flight set
+//     (two of each per check: the checker's and the listener's);
+//
+//   - their floor rises: the fewest of the second half of the run above
+//     the fewest of the first half (a leak raises the floor; checks in
+//     flight, which a busy machine makes slow, only add spikes);
+//
+//   - once Run has returned, more of them are open than before it ran.
+//
+//     go run ./bench/checker                          # 102,400 targets, 60 s, 10 min
+//     go run ./bench/checker -duration 2m -window 10s
+//     go run ./bench/checker -slow 0.1                # a tenth of the origins hang until the timeout
 //
 // The targets are pools of 64 origins on 127.2.0.1-64 (one port), so
-// 100,000 of them need only 64 listeners.
+// 100,000 of them need only 64 listeners; slow origins are on 127.2.1.x.
+// The listeners run in this process: their goroutines and descriptors
+// (one per connection being served) count in the figures too.
 package main
 
 import (
@@ -15,6 +30,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -26,41 +42,79 @@ import (
 
 	"github.com/glb-dns/glb/healthcheck"
 	"github.com/glb-dns/glb/pools"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 var (
 	numPools   = flag.Int("pools", 1600, "pools of 64 origins under one monitor")
 	interval   = flag.Int("interval", 60, "monitor interval, seconds")
+	timeout    = flag.Int("timeout", 5, "monitor timeout, seconds")
+	slow       = flag.Float64("slow", 0, "fraction of each pool's origins that answer only after the timeout")
 	duration   = flag.Duration("duration", 10*time.Minute, "how long to run")
 	window     = flag.Duration("window", 30*time.Second, "reporting window")
 	concurrent = flag.Int("concurrent", 0, "checker MaxConcurrent (0: its default)")
+	view       = flag.Duration("view", time.Second, "read the checker's whole view this often, as a node does (0: never)")
+	tolerance  = flag.Float64("tolerance", 0.10, "largest accepted deviation of a window's rate from the configured rate")
 )
 
 func main() {
 	flag.Parse()
-	if err := run(); err != nil {
+	ok, err := run()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "checker:", err)
+		os.Exit(2)
+	}
+	if !ok {
 		os.Exit(1)
 	}
 }
 
-func run() error {
+// sample is the process at one moment.
+type sample struct {
+	fds, goroutines int
+	rssKiB          int
+}
+
+func now() sample {
+	return sample{fds: fds(), goroutines: runtime.NumGoroutine(), rssKiB: rssKiB()}
+}
+
+func (s sample) String() string {
+	return fmt.Sprintf("fds %d, goroutines %d, RSS %d MiB", s.fds, s.goroutines, s.rssKiB>>10)
+}
+
+func run() (bool, error) {
 	var probes atomic.Int64
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { probes.Add(1) })
+	fast := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { probes.Add(1) })
+	hang := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		probes.Add(1)
+		<-r.Context().Done() // the checker gives up at its timeout
+	})
 	port := "0"
-	for j := range 64 {
-		ln, err := net.Listen("tcp", net.JoinHostPort(fmt.Sprintf("127.2.0.%d", j+1), port))
+	listen := func(addr string, h http.Handler) error {
+		ln, err := net.Listen("tcp", net.JoinHostPort(addr, port))
 		if err != nil {
 			return err
 		}
 		_, port, _ = net.SplitHostPort(ln.Addr().String())
 		srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 		go srv.Serve(ln)
-		defer srv.Close()
+		return nil
+	}
+	nSlow := int(math.Round(*slow * 64))
+	for j := range 64 {
+		if err := listen(fmt.Sprintf("127.2.0.%d", j+1), fast); err != nil {
+			return false, err
+		}
+		if j < nSlow {
+			if err := listen(fmt.Sprintf("127.2.1.%d", j+1), hang); err != nil {
+				return false, err
+			}
+		}
 	}
 	p, _ := strconv.Atoi(port)
 	m := pools.DefaultMonitor()
-	m.ID, m.Port, m.Interval, m.Timeout, m.Retries = "m", p, *interval, 5, 0
+	m.ID, m.Port, m.Interval, m.Timeout, m.Retries = "m", p, *interval, *timeout, 0
 	cfg := &pools.Config{Monitors: []pools.Monitor{m}}
 	for i := range *numPools {
 		pl := pools.DefaultPool()
@@ -68,42 +122,160 @@ func run() error {
 		for j := range 64 {
 			o := pools.DefaultOrigin()
 			o.Name, o.Address = fmt.Sprintf("o%d", j), fmt.Sprintf("127.2.0.%d", j+1)
+			if j < nSlow {
+				o.Address = fmt.Sprintf("127.2.1.%d", j+1)
+			}
 			pl.Origins = append(pl.Origins, o)
 		}
 		cfg.Pools = append(cfg.Pools, pl)
 	}
-	c := healthcheck.New(healthcheck.Options{Node: "bench", Region: "WEU", MaxConcurrent: *concurrent,
+	reg := prometheus.NewRegistry()
+	c := healthcheck.New(healthcheck.Options{Node: "bench", Region: "WEU", MaxConcurrent: *concurrent, Registerer: reg,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	ctx, cancel := context.WithTimeout(context.Background(), *duration)
 	defer cancel()
+	updated := time.Now()
 	c.Update(cfg)
-	go c.Run(ctx)
+	took := time.Since(updated)
+	updated = time.Now()
+	c.Update(cfg)
+	again := time.Since(updated)
 	go func() { // the node drains state changes
 		for range c.Changes() {
 		}
 	}()
+	if *view > 0 {
+		go func() { // and reads the whole view every second
+			t := time.NewTicker(*view)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					c.View()
+				}
+			}
+		}()
+	}
 
 	targets := *numPools * 64
 	want := float64(targets) / float64(*interval)
-	fmt.Printf("%d targets, interval %d s: %.0f probes/s wanted; %s windows over %s (shared machine: %d CPUs)\n",
-		targets, *interval, want, *window, *duration, runtime.NumCPU())
-	fmt.Println("elapsed  probes/s  vs wanted  fds  goroutines  RSS")
-	start := time.Now()
-	last := probes.Load()
+	start := now()
+	limit := gauge(reg, "glb_healthcheck_checks_in_flight_limit")
+	fmt.Printf("%d targets (%d slow), interval %d s, timeout %d s: configured %.0f checks/s (checker's figure %.0f), in-flight limit %.0f\n",
+		targets, *numPools*nSlow, *interval, *timeout, want, gauge(reg, "glb_healthcheck_scheduled_checks_per_second"), limit)
+	fmt.Printf("Update: %s the first time, %s again unchanged; %d CPUs (load is noise on a shared machine)\n",
+		took.Round(time.Millisecond), again.Round(time.Millisecond), runtime.NumCPU())
+	fmt.Printf("start: %s\n", start)
+	fmt.Println("elapsed  checks/s  vs configured  results/s  missed  fds  goroutines  in flight  RSS MiB")
+
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	began := time.Now()
+	last, lastResults := probes.Load(), gauge(reg, "glb_healthcheck_results_total")
 	tick := time.NewTicker(*window)
 	defer tick.Stop()
-	for {
+	var samples []sample
+	ok := true
+	for ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
-			return nil
+			continue
 		case <-tick.C:
 		}
-		n := probes.Load()
+		n, results := probes.Load(), gauge(reg, "glb_healthcheck_results_total")
 		rate := float64(n-last) / window.Seconds()
-		last = n
-		fmt.Printf("%7s  %8.0f  %+8.1f%%  %4d  %10d  %s\n", time.Since(start).Round(time.Second), rate,
-			100*(rate-want)/want, fds(), runtime.NumGoroutine(), rss())
+		resultRate := (results - lastResults) / window.Seconds()
+		last, lastResults = n, results
+		s := now()
+		samples = append(samples, s)
+		off := (rate - want) / want
+		mark := ""
+		if math.Abs(off) > *tolerance {
+			mark = "  <- off"
+			ok = false
+		}
+		fmt.Printf("%7s  %8.0f  %+12.1f%%  %9.0f  %6.0f  %4d  %10d  %9.0f  %7d%s\n", time.Since(began).Round(time.Second),
+			rate, 100*off, resultRate, gauge(reg, "glb_healthcheck_missed_checks_total"), s.fds, s.goroutines,
+			gauge(reg, "glb_healthcheck_checks_in_flight"), s.rssKiB>>10, mark)
 	}
+	if err := <-done; err != nil {
+		return false, err
+	}
+	if len(samples) < 2 {
+		return false, fmt.Errorf("%d windows in %s: nothing to compare; run longer or shorten -window", len(samples), *duration)
+	}
+	fail := func(format string, args ...any) {
+		fmt.Printf("FAIL: "+format+"\n", args...)
+		ok = false
+	}
+	bound := start.goroutines + 2*int(limit) + 64
+	high := peak(samples)
+	if high.goroutines > bound || high.fds > start.fds+2*int(limit)+64 {
+		fail("at most %s, past the bound of %d checks in flight", high, int(limit))
+	}
+	half := len(samples) / 2
+	first, second := floor(samples[:half]), floor(samples[half:])
+	rose := func(what string, a, b int) {
+		if b > a+a/4+32 {
+			fail("the floor of %s rose from %d in the first half of the run to %d in the second", what, a, b)
+		}
+	}
+	rose("open file descriptors", first.fds, second.fds)
+	rose("goroutines", first.goroutines, second.goroutines)
+	fmt.Printf("peak: %s; floor: %s in the first half, %s in the second\n", high, first, second)
+	// The listeners end their side of the last connections a moment after
+	// the checker; poll rather than guess how long.
+	var end sample
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		end = now()
+		if (end.fds <= start.fds && end.goroutines <= start.goroutines+2) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	fmt.Printf("end: %s (after Run returned)\n", end)
+	if end.fds > start.fds || end.goroutines > start.goroutines+2 {
+		fail("after Run returned, %s against %s at the start", end, start)
+	}
+	if ok {
+		fmt.Printf("PASS: every window within ±%.0f%% of %.0f checks/s; descriptors and goroutines bounded, no growth, none left\n", 100**tolerance, want)
+	} else {
+		fmt.Println("FAIL")
+	}
+	return ok, nil
+}
+
+func peak(ss []sample) sample {
+	var p sample
+	for _, s := range ss {
+		p.fds, p.goroutines, p.rssKiB = max(p.fds, s.fds), max(p.goroutines, s.goroutines), max(p.rssKiB, s.rssKiB)
+	}
+	return p
+}
+
+func floor(ss []sample) sample {
+	p := ss[0]
+	for _, s := range ss {
+		p.fds, p.goroutines, p.rssKiB = min(p.fds, s.fds), min(p.goroutines, s.goroutines), min(p.rssKiB, s.rssKiB)
+	}
+	return p
+}
+
+// gauge sums every series of a metric of reg.
+func gauge(reg *prometheus.Registry, name string) float64 {
+	mfs, _ := reg.Gather()
+	sum := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			sum += m.GetGauge().GetValue() + m.GetCounter().GetValue()
+		}
+	}
+	return sum
 }
 
 func fds() int {
@@ -111,12 +283,13 @@ func fds() int {
 	return len(e)
 }
 
-func rss() string {
+func rssKiB() int {
 	b, _ := os.ReadFile("/proc/self/status")
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			return strings.Join(strings.Fields(l)[1:], " ")
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+			n, _ := strconv.Atoi(f[1])
+			return n
 		}
 	}
-	return "?"
+	return 0
 }
