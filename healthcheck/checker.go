@@ -166,6 +166,7 @@ func (c *Checker) Update(cfg *pools.Config) {
 		stopped []chan struct{}
 		touched []string
 		seen    int
+		ps      []*pair // one pool's pairs, copied only when they changed
 	)
 	byPool := make(map[string][]*pair, len(c.byPool))
 	for i := range cfg.Pools {
@@ -175,7 +176,7 @@ func (c *Checker) Update(cfg *pools.Config) {
 			continue
 		}
 		before := c.byPool[pl.ID]
-		ps := make([]*pair, 0, len(pl.Origins))
+		ps = ps[:0]
 		for j := range pl.Origins {
 			o := &pl.Origins[j]
 			if !o.Enabled {
@@ -213,11 +214,11 @@ func (c *Checker) Update(cfg *pools.Config) {
 			continue
 		}
 		if slices.Equal(ps, before) {
-			ps = before
+			byPool[pl.ID] = before
 		} else {
+			byPool[pl.ID] = slices.Clone(ps)
 			touched = append(touched, pl.ID)
 		}
-		byPool[pl.ID] = ps
 	}
 	removed := len(c.pairs) - seen
 	if removed > 0 {

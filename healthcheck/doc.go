@@ -2,7 +2,9 @@
 // and turns what it sees into the health view that steering compiles.
 //
 // A Checker runs on every node. It probes each (origin, monitor) pair on
-// the monitor's interval (http, https, tcp), applies the consecutive_up and
+// the monitor's interval (http, https, tcp), at a fixed phase of the
+// interval with the phases spread evenly and a bounded number of checks in
+// flight (schedule.go), applies the consecutive_up and
 // consecutive_down hysteresis, smooths each origin's round trip, and
 // publishes on a fixed cadence and soon after a state change a heartbeat
 // with what changed since its last publication (pools.HealthUpdate; see

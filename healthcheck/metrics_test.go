@@ -71,6 +71,8 @@ func TestMetrics(t *testing.T) {
 		"glb_healthcheck_check_duration_seconds", "glb_healthcheck_results_total",
 		"glb_healthcheck_state_changes_total", "glb_healthcheck_origins_healthy",
 		"glb_healthcheck_origins_checked", "glb_healthcheck_publications_total",
+		"glb_healthcheck_scheduled_checks_per_second", "glb_healthcheck_checks_in_flight",
+		"glb_healthcheck_checks_in_flight_limit",
 	} {
 		if !names[want] {
 			t.Errorf("metric %s not registered", want)

@@ -74,9 +74,10 @@ func newHTTPProber(t *target, cs *clients) prober {
 		scheme = "https"
 	}
 	k := clientKey{insecure: t.insecure, follow: t.follow}
-	if t.host != "" {
+	if t.typ == pools.MonitorHTTPS && t.host != "" {
 		// The Host header names the site, so it is also the name the
-		// certificate must carry (SNI), as browsers would do.
+		// certificate must carry (SNI), as browsers would do. Plain http
+		// has no use for it, and so shares one client whatever the Host.
 		k.serverName = hostOnly(t.host)
 	}
 	return &httpProber{
@@ -90,8 +91,9 @@ func newHTTPProber(t *target, cs *clients) prober {
 
 // clients are the HTTP clients of one Checker's probes, one per way of
 // checking (TLS verification, SNI name, redirects) rather than one per
-// target: a hundred thousand targets share a handful. Sharing holds no
-// sockets open, since no client keeps idle connections (newClient).
+// target: a hundred thousand targets share a handful (unless each https
+// origin names a site of its own). Sharing holds no sockets open, since
+// no client keeps idle connections (newClient).
 type clients struct {
 	src netip.Addr
 	mu  sync.Mutex

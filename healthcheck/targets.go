@@ -134,6 +134,9 @@ func (t *target) is(p *pools.Pool, s *spec, o *pools.Origin) bool {
 // monitor serves many origins, and each origin may be a different
 // virtual host.
 func hostOf(s *spec, o *pools.Origin) string {
+	if vs := o.Header["Host"]; len(vs) > 0 {
+		return vs[0] // the usual spelling, without walking the map
+	}
 	for k, vs := range o.Header {
 		if strings.EqualFold(k, "Host") && len(vs) > 0 {
 			return vs[0]

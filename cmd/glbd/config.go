@@ -67,6 +67,11 @@ type Config struct {
 	Region string
 	// CheckSource is the local address health checks are sent from.
 	CheckSource string
+	// CheckConcurrency bounds the health checks in flight, and so the
+	// checker's goroutines and sockets. Default 0: as many as keep the
+	// configured rate when every check runs to its timeout, within
+	// [64, 4096] (healthcheck.Options.MaxConcurrent).
+	CheckConcurrency int
 	// Migrate applies the database migrations at start. Default true.
 	Migrate bool
 	// LogLevel is debug, info, warn or error. Default info.
@@ -113,6 +118,16 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 		migrate = b
 	}
 	fs.BoolVar(&c.Migrate, "migrate", migrate, "apply database migrations at start (env GLB_MIGRATE)")
+	concurrency := 0
+	if e := env(envName("check-concurrency")); e != "" {
+		n, err := strconv.Atoi(e)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", envName("check-concurrency"), err)
+		}
+		concurrency = n
+	}
+	fs.IntVar(&c.CheckConcurrency, "check-concurrency", concurrency,
+		"health checks in flight at most; 0 = enough for every check to run to its timeout at the configured rate, within 64-4096 (env GLB_CHECK_CONCURRENCY)")
 	insecure, err := envBool(env, "api-insecure-http")
 	if err != nil {
 		return nil, err
@@ -155,6 +170,9 @@ func (c *Config) validate() error {
 		if _, err := netip.ParseAddr(c.CheckSource); err != nil {
 			errs = append(errs, fmt.Errorf("--check-source %q: not an IP address", c.CheckSource))
 		}
+	}
+	if c.CheckConcurrency < 0 {
+		errs = append(errs, fmt.Errorf("--check-concurrency %d: want 0 (derived from the monitors) or more", c.CheckConcurrency))
 	}
 	if c.Node == "" {
 		errs = append(errs, errors.New("--node: empty, and the hostname is unknown"))

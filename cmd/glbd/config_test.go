@@ -33,6 +33,26 @@ func TestConfigFlagsOverEnvironment(t *testing.T) {
 	}
 }
 
+func TestConfigCheckConcurrency(t *testing.T) {
+	t.Parallel()
+	c, err := parseConfig("glbd", nil, env(map[string]string{"GLB_CHECK_CONCURRENCY": "500"}), io.Discard)
+	if err != nil || c.CheckConcurrency != 500 {
+		t.Errorf("from the environment: %v, %+v", err, c)
+	}
+	c, err = parseConfig("glbd", []string{"--check-concurrency", "9"}, env(map[string]string{"GLB_CHECK_CONCURRENCY": "500"}), io.Discard)
+	if err != nil || c.CheckConcurrency != 9 {
+		t.Errorf("flag over the environment: %v, %+v", err, c)
+	}
+	if _, err := parseConfig("glbd", []string{"--check-concurrency", "-1"}, env(nil), io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "--check-concurrency") {
+		t.Errorf("a negative bound: %v", err)
+	}
+	if _, err := parseConfig("glbd", nil, env(map[string]string{"GLB_CHECK_CONCURRENCY": "many"}), io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "GLB_CHECK_CONCURRENCY") {
+		t.Errorf("a bound that is not a number: %v", err)
+	}
+}
+
 // TestConfigRefusesOpenAPIWithoutToken: an API beyond loopback needs a
 // token, and every bad setting is reported at once.
 func TestConfigRefusesOpenAPIWithoutToken(t *testing.T) {

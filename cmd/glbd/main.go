@@ -142,7 +142,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		source = netip.MustParseAddr(cfg.CheckSource)
 	}
 	checker := healthcheck.New(healthcheck.Options{
-		Node: cfg.Node, Region: cfg.Region, SourceAddr: source,
+		Node: cfg.Node, Region: cfg.Region, SourceAddr: source, MaxConcurrent: cfg.CheckConcurrency,
 		Publisher: store, Logger: log, Registerer: reg,
 	})
 

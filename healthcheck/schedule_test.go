@@ -1,0 +1,357 @@
+package healthcheck
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/glb-dns/glb/pools"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// estateAt is numPools pools of perPool origins under monitor m, every
+// origin at host and telling itself apart by its Host header ("p3-o7"),
+// since they share one listener.
+func estateAt(m pools.Monitor, host string, numPools, perPool int) *pools.Config {
+	cfg := &pools.Config{Monitors: []pools.Monitor{m}}
+	for i := range numPools {
+		p := pools.DefaultPool()
+		p.ID, p.Name, p.Monitor = fmt.Sprintf("p%d", i), fmt.Sprintf("p%d", i), m.ID
+		for j := range perPool {
+			o := pools.DefaultOrigin()
+			o.Name, o.Address = fmt.Sprintf("o%d", j), host
+			o.Header = map[string][]string{"Host": {fmt.Sprintf("p%d-o%d", i, j)}}
+			p.Origins = append(p.Origins, o)
+		}
+		cfg.Pools = append(cfg.Pools, p)
+	}
+	return cfg
+}
+
+// hanger is an origin that holds every request until the client gives up,
+// counting requests and the most it held at once.
+type hanger struct {
+	mu         sync.Mutex
+	held, peak int
+	hits       int
+}
+
+func (h *hanger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	h.hits++
+	h.held++
+	h.peak = max(h.peak, h.held)
+	h.mu.Unlock()
+	<-r.Context().Done()
+	h.mu.Lock()
+	h.held--
+	h.mu.Unlock()
+}
+
+func (h *hanger) counts() (hits, held, peak int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.hits, h.held, h.peak
+}
+
+// runChecker runs c until the test ends.
+func runChecker(t *testing.T, c *Checker) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+}
+
+// TestChecksFillTheIntervalEvenly: 600 origins under one monitor are
+// checked once each over the interval, as many in every fifth of it,
+// not in bursts; the rate is the configured one from the first interval.
+// The margin is for a busy machine, where a stall of 100 ms moves 20
+// checks into the next fifth.
+func TestChecksFillTheIntervalEvenly(t *testing.T) {
+	t.Parallel()
+	const n, buckets = 600, 5
+	var mu sync.Mutex
+	type hit struct {
+		at   time.Time
+		host string
+	}
+	var hits []hit
+	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits = append(hits, hit{time.Now(), r.Host})
+		mu.Unlock()
+	}))
+	host, port := addrOf(t, srv.URL)
+	m := monitor(pools.MonitorHTTP)
+	m.Port, m.Interval = port, 30 // 3 s in test units
+	interval := 30 * testUnit
+	// A batch beyond the checks allowed in flight waits for its slots.
+	c := New(Options{unit: testUnit, MaxConcurrent: 16})
+	c.Update(estateAt(m, host, n/20, 20))
+	start := time.Now()
+	runChecker(t, c)
+
+	eventually(t, "every origin checked once", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		seen := map[string]bool{}
+		for _, h := range hits {
+			seen[h.host] = true
+		}
+		return len(seen) == n
+	})
+	mu.Lock()
+	got := append([]hit(nil), hits...)
+	mu.Unlock()
+	var count [buckets]int
+	seen := map[string]bool{}
+	for _, h := range got {
+		d := h.at.Sub(start)
+		if d >= interval {
+			break // the second round has begun
+		}
+		if seen[h.host] {
+			t.Errorf("%s checked twice within the first interval", h.host)
+		}
+		seen[h.host] = true
+		count[d*buckets/interval]++
+	}
+	if len(seen) < n*95/100 {
+		t.Errorf("%d of %d origins checked within the first interval", len(seen), n)
+	}
+	for i, k := range count {
+		if want := n / buckets; k < want*6/10 || k > want*14/10 {
+			t.Errorf("fifth %d of the interval holds %d checks, want %d ± 40%%: %v", i, k, want, count)
+			break
+		}
+	}
+}
+
+// TestPhasesAreEven: the phases of any number of pairs split the interval
+// into tenths holding the same count within 4, where random phases would
+// differ by several times √(n/10) (20 for 5,000 pairs).
+func TestPhasesAreEven(t *testing.T) {
+	t.Parallel()
+	c := New(Options{})
+	var count [10]int
+	for n := 1; n <= 5000; n++ {
+		count[int(c.nextPhase()*10)]++
+		if n%100 != 0 {
+			continue
+		}
+		lo, hi := n, 0
+		for _, k := range count {
+			lo, hi = min(lo, k), max(hi, k)
+		}
+		if hi-lo > 4 {
+			t.Fatalf("after %d phases, tenths hold %v", n, count)
+		}
+	}
+}
+
+// TestInFlightIsBounded: 1,000 origins that hang hold at most the limit
+// of checks in flight; the goroutines and descriptors of the process
+// follow the limit, not the number of origins. Not parallel: it counts
+// the process's goroutines and descriptors.
+func TestInFlightIsBounded(t *testing.T) {
+	const n, limit = 1000, 8
+	h := &hanger{}
+	srv := serve(t, h)
+	host, port := addrOf(t, srv.URL)
+	m := monitor(pools.MonitorHTTP)
+	m.Port, m.Interval = port, 2 // every origin due within 200 ms
+
+	goroutines, descriptors := runtime.NumGoroutine(), fds(t)
+	c := New(Options{unit: testUnit, MaxConcurrent: limit})
+	c.Update(estateAt(m, host, n/50, 50))
+	runChecker(t, c)
+	eventually(t, "the limit of checks hanging", func() bool {
+		_, held, _ := h.counts()
+		return held == limit
+	})
+	// All n are due well before the checks in flight time out (5 s):
+	// were they not bounded, they would all be in flight by now.
+	time.Sleep(time.Duration(3*m.Interval) * testUnit)
+	hits, _, peak := h.counts()
+	if peak != limit || hits != limit {
+		t.Errorf("the origin saw %d checks, at most %d at once; want %d, the limit", hits, peak, limit)
+	}
+	// A check is a goroutine of the checker, two of the HTTP client's
+	// connection and one of the server's; a socket at each end.
+	if g := runtime.NumGoroutine() - goroutines; g > 4*limit+16 {
+		t.Errorf("%d more goroutines for %d checks in flight of %d origins", g, limit, n)
+	}
+	if d := fds(t) - descriptors; d > 2*limit+8 {
+		t.Errorf("%d more descriptors for %d checks in flight of %d origins", d, limit, n)
+	}
+}
+
+func fds(t *testing.T) int {
+	t.Helper()
+	e, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatalf("count descriptors: %v", err)
+	}
+	return len(e)
+}
+
+// TestOverrunDoesNotPileUp: a check that lasts four intervals holds the
+// origin's next check until it ends, never a second one beside it, and
+// the slots it ran over are counted missed.
+func TestOverrunDoesNotPileUp(t *testing.T) {
+	t.Parallel()
+	h := &hanger{}
+	s := newSite(t, "slow", h, 1)
+	s.mon.Timeout = 4
+	c := New(Options{unit: testUnit, Registerer: nil})
+	c.Update(configOf(s))
+	start := time.Now()
+	runChecker(t, c)
+	eventually(t, "three checks timed out", func() bool { return c.checksOf("slow") >= 3 })
+	elapsed := time.Since(start)
+	hits, _, peak := h.counts()
+	if peak != 1 {
+		t.Errorf("the origin held %d checks at once, want 1", peak)
+	}
+	// One check every timeout, not every interval.
+	if most := int(elapsed/(4*testUnit)) + 1; hits > most {
+		t.Errorf("%d checks in %v of 400 ms checks, want at most %d", hits, elapsed, most)
+	}
+	missed := testutil.ToFloat64(c.m.missed.WithLabelValues("slow"))
+	if done := c.checksOf("slow"); missed < float64(2*done) {
+		t.Errorf("%v slots counted missed after %d checks of 4 intervals each, want at least %d", missed, done, 2*done)
+	}
+}
+
+// TestNextSlot: when a check runs again and how many slots it ran over.
+func TestNextSlot(t *testing.T) {
+	t.Parallel()
+	c := New(Options{})
+	iv := 10 * time.Second
+	p := &pair{t: &target{spec: &spec{params: params{interval: iv}}}, phase: 0.25}
+	slot := c.slotTime(p, 7) // epoch + 72.5 s
+	if want := c.epoch.Add(72500 * time.Millisecond); !slot.Equal(want) {
+		t.Fatalf("slot 7 at %v, want %v", slot.Sub(c.epoch), want.Sub(c.epoch))
+	}
+	for _, tc := range []struct {
+		name       string
+		due, end   time.Time
+		next       time.Time
+		wantMissed int64
+	}{
+		{"on its slot, quick", slot, slot.Add(time.Millisecond), slot.Add(iv), 0},
+		{"started late, quick", slot.Add(4 * time.Second), slot.Add(4100 * time.Millisecond), slot.Add(iv), 0},
+		{"ran into the next slot", slot, slot.Add(12 * time.Second), slot.Add(2 * iv), 1},
+		{"ran over two slots", slot, slot.Add(23 * time.Second), slot.Add(3 * iv), 2},
+		// A check run at once just before its slot waits for the one after.
+		{"at once, just before a slot", slot.Add(-time.Second), slot.Add(-900 * time.Millisecond), slot.Add(iv), 0},
+		{"at once, just after a slot", slot.Add(time.Second), slot.Add(1100 * time.Millisecond), slot.Add(iv), 0},
+		{"at once, mid-interval", slot.Add(-5 * time.Second), slot.Add(-4 * time.Second), slot.Add(iv), 0},
+	} {
+		next, missed := c.next(p, tc.due, tc.end)
+		if !next.Equal(tc.next) || missed != tc.wantMissed {
+			t.Errorf("%s: next %v, %d missed; want %v, %d", tc.name, next.Sub(slot), missed, tc.next.Sub(slot), tc.wantMissed)
+		}
+	}
+	if k := c.slot(p, c.epoch); k != -1 {
+		t.Errorf("slot at the epoch %d, want -1 (the first slot is a quarter interval later)", k)
+	}
+}
+
+// TestEditKeepsPhaseAndState: an edit that does not touch the check
+// (a weight, a monitor's description) leaves the pair as it was, queued
+// for the same slot; one that does checks at once and then carries on at
+// the same phase with the same state.
+func TestEditKeepsPhaseAndState(t *testing.T) {
+	t.Parallel()
+	seq := &sequence{codes: []int{http.StatusServiceUnavailable}}
+	s := newSite(t, "e", seq, 100) // a 10 s interval: no slot comes within the test
+	c := New(Options{unit: testUnit})
+	c.Update(configOf(s))
+	runChecker(t, c)
+	key := pools.OriginKey{Pool: "e", Origin: "o1"}
+	queued := func() (*pair, time.Time) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		p := c.pairs[key]
+		if p.index < 0 {
+			return p, time.Time{}
+		}
+		return p, p.due
+	}
+	eventually(t, "the first check done and the next queued", func() bool {
+		_, due := queued()
+		return c.checksOf("e") == 1 && !due.IsZero()
+	})
+	p, due := queued()
+
+	s.pool.Origins[0].Weight = 0.5
+	s.mon.Description = "edited"
+	c.Update(configOf(s))
+	if q, d := queued(); q != p || !d.Equal(due) {
+		t.Errorf("an edit outside the check replaced the pair (%v) or moved its slot by %v", q != p, d.Sub(due))
+	}
+
+	s.mon.Path = "/edited"
+	c.Update(configOf(s))
+	eventually(t, "the edited check done and the next queued", func() bool {
+		q, d := queued()
+		return q != p && !d.IsZero() && c.checksOf("e") == 1
+	})
+	q, d := queued()
+	if q.phase != p.phase {
+		t.Errorf("phase %v after the edit, want %v", q.phase, p.phase)
+	}
+	if iv := q.t.interval; !d.Equal(due) && !d.Equal(due.Add(iv)) {
+		t.Errorf("next check %v after the old one's, want on the same slots", d.Sub(due))
+	}
+	st, _ := stateOf(c.View(), "e")
+	if st.Healthy || !q.th.known {
+		t.Errorf("state after the edit: %+v, want the down state kept", st)
+	}
+	if r := seq.lastRequest(); r == nil || r.URL.Path != "/edited" {
+		t.Errorf("the edited check did not run: %v", r)
+	}
+}
+
+// TestLimitFollowsTheConfiguration: by default the checks allowed in
+// flight keep the configured rate when every check runs to its timeout,
+// within bounds.
+func TestLimitFollowsTheConfiguration(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		pools, interval, limit int
+		rate                   float64
+	}{
+		{1, 60, minInFlight, 64.0 / 60},
+		{10, 60, 160, 640.0 / 60},       // 640 origins × 15 s / 60 s
+		{10, 2, maxInFlight, 640.0 / 2}, // 640 × 15 s / 2 s = 4,800
+	} {
+		m := monitor(pools.MonitorHTTP)
+		m.Interval, m.Timeout, m.Retries = tc.interval, 5, 2
+		c := New(Options{})
+		c.Update(estateAt(m, "127.0.0.1", tc.pools, 64))
+		if got := c.limit.Load(); got != int64(tc.limit) {
+			t.Errorf("%d origins: limit %d, want %d", tc.pools*64, got, tc.limit)
+		}
+		if got := testutil.ToFloat64(c.m.rate); got < tc.rate*0.999 || got > tc.rate*1.001 {
+			t.Errorf("%d origins: scheduled rate %v, want %v", tc.pools*64, got, tc.rate)
+		}
+	}
+	c := New(Options{MaxConcurrent: 3})
+	c.Update(estateAt(monitor(pools.MonitorHTTP), "127.0.0.1", 10, 64))
+	if got := c.limit.Load(); got != 3 {
+		t.Errorf("limit %d, want the option's 3", got)
+	}
+}
