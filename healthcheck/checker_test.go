@@ -121,6 +121,11 @@ func TestRemovedOriginStops(t *testing.T) {
 
 	c.Update(configOf(gone, stay))
 	eventually(t, "both checked twice", func() bool { return seqGone.count() >= 2 && seqStay.count() >= 2 })
+	eventually(t, "both in the view", func() bool {
+		_, g := stateOf(c.View(), "gone")
+		_, s := stateOf(c.View(), "stay")
+		return g && s
+	})
 
 	c.Update(configOf(stay))
 	if _, ok := stateOf(c.View(), "gone"); ok {

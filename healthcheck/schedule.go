@@ -72,6 +72,7 @@ func (c *Checker) setLimit(busy float64) {
 	}
 	c.limit.Store(int64(n))
 	c.m.limit.Set(float64(n))
+	signal(c.freed) // a scheduler waiting for room sees a raised bound at once
 }
 
 // slot is the index of p's latest slot at or before t.

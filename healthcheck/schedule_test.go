@@ -3,9 +3,11 @@ package healthcheck
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -96,8 +98,9 @@ func TestChecksFillTheIntervalEvenly(t *testing.T) {
 	m := monitor(pools.MonitorHTTP)
 	m.Port, m.Interval = port, 30 // 3 s in test units
 	interval := 30 * testUnit
-	// A batch beyond the checks allowed in flight waits for its slots.
-	c := New(Options{unit: testUnit, MaxConcurrent: 16})
+	// A batch beyond the checks allowed in flight waits for its slots;
+	// the room for half of them keeps a slow machine from falling behind.
+	c := New(Options{unit: testUnit, MaxConcurrent: n / 2})
 	c.Update(estateAt(m, host, n/20, 20))
 	start := time.Now()
 	runChecker(t, c)
@@ -353,5 +356,85 @@ func TestLimitFollowsTheConfiguration(t *testing.T) {
 	c.Update(estateAt(monitor(pools.MonitorHTTP), "127.0.0.1", 10, 64))
 	if got := c.limit.Load(); got != 3 {
 		t.Errorf("limit %d, want the option's 3", got)
+	}
+}
+
+// TestUpdateKeepsUnchangedPairs: origins removed from the middle of a
+// pool, moved or added leave every other origin's pair (its schedule and
+// state) as it was.
+func TestUpdateKeepsUnchangedPairs(t *testing.T) {
+	t.Parallel()
+	m := monitor(pools.MonitorHTTP)
+	cfg := estateAt(m, "127.0.0.1", 2, 5)
+	c := New(Options{unit: testUnit})
+	c.Update(cfg)
+	before := maps.Clone(c.pairs)
+	c.Update(estateAt(m, "127.0.0.1", 2, 5))
+	if !maps.Equal(c.pairs, before) {
+		t.Fatal("the same configuration again replaced pairs")
+	}
+
+	next := estateAt(m, "127.0.0.1", 2, 5)
+	o := next.Pools[0].Origins
+	// o4 moves first, o2 goes, o9 comes.
+	next.Pools[0].Origins = []pools.Origin{o[4], o[0], o[1], o[3], {Name: "o9", Address: "127.0.0.1", Enabled: true, Weight: 1}}
+	c.Update(next)
+	for k, p := range before {
+		switch now := c.pairs[k]; {
+		case k.Pool == "p0" && k.Origin == "o2":
+			if now != nil || !p.removed {
+				t.Errorf("%v still checked after its removal", k)
+			}
+		case now != p:
+			t.Errorf("%v replaced though it did not change", k)
+		}
+	}
+	if p := c.pairs[pools.OriginKey{Pool: "p0", Origin: "o9"}]; p == nil {
+		t.Error("the new origin o9 is not checked")
+	}
+	var names []string
+	for _, p := range c.byPool["p0"] {
+		names = append(names, p.t.origin)
+	}
+	if got := strings.Join(names, " "); got != "o4 o0 o1 o3 o9" {
+		t.Errorf("pool p0 checks %s, want o4 o0 o1 o3 o9", got)
+	}
+	if got := testutil.ToFloat64(c.m.checked.WithLabelValues("p0")); got != 5 {
+		t.Errorf("origins_checked{pool=p0} = %v, want 5", got)
+	}
+}
+
+// TestRunAgainWaitsForSlots: a Checker run again (after its context
+// ended) checks origins that already have a result at their slots rather
+// than all at once.
+func TestRunAgainWaitsForSlots(t *testing.T) {
+	t.Parallel()
+	seq := &sequence{codes: []int{200}}
+	s := newSite(t, "again", seq, 100) // a 10 s interval
+	c := New(Options{unit: testUnit})
+	c.Update(configOf(s))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	eventually(t, "the first check", func() bool { return c.checksOf("again") == 1 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	runChecker(t, c)
+	eventually(t, "the origin queued again", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.queue.Len() == 1
+	})
+	c.mu.Lock()
+	wait := time.Until(c.queue[0].due)
+	c.mu.Unlock()
+	if wait <= 0 {
+		t.Errorf("checked again at once on the second Run; want at its slot")
+	}
+	if n := seq.count(); n != 1 {
+		t.Errorf("%d checks, want the first only", n)
 	}
 }
