@@ -75,11 +75,40 @@ func runChecker(t *testing.T, c *Checker) {
 	})
 }
 
+// stalls measures how long the process went without running a goroutine
+// that asks to run every 10 ms, until stop: on a busy machine the whole
+// process may wait for a CPU, and every timing within moves by as much.
+func stalls(t *testing.T) (stop func() time.Duration) {
+	t.Helper()
+	done := make(chan struct{})
+	worst := make(chan time.Duration)
+	go func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		var gap time.Duration
+		last := time.Now()
+		for {
+			select {
+			case <-done:
+				worst <- gap
+				return
+			case now := <-tick.C:
+				gap = max(gap, now.Sub(last))
+				last = now
+			}
+		}
+	}()
+	return func() time.Duration {
+		close(done)
+		return <-worst
+	}
+}
+
 // TestChecksFillTheIntervalEvenly: 600 origins under one monitor are
 // checked once each over the interval, as many in every fifth of it,
 // not in bursts; the rate is the configured one from the first interval.
-// The margin is for a busy machine, where a stall of 100 ms moves 20
-// checks into the next fifth.
+// The margin is 40 %, and on a busy machine the checks of the longest
+// stall of the process besides: they move into the next fifth.
 func TestChecksFillTheIntervalEvenly(t *testing.T) {
 	t.Parallel()
 	const n, buckets = 600, 5
@@ -103,6 +132,7 @@ func TestChecksFillTheIntervalEvenly(t *testing.T) {
 	c := New(Options{unit: testUnit, MaxConcurrent: n / 2})
 	c.Update(estateAt(m, host, n/20, 20))
 	start := time.Now()
+	stop := stalls(t)
 	runChecker(t, c)
 
 	eventually(t, "every origin checked once", func() bool {
@@ -117,6 +147,11 @@ func TestChecksFillTheIntervalEvenly(t *testing.T) {
 	mu.Lock()
 	got := append([]hit(nil), hits...)
 	mu.Unlock()
+	stall := stop()
+	moved := int(stall * n / interval) // checks due during the longest stall
+	if moved > 0 {
+		t.Logf("the process stalled for up to %v: %d checks may have moved", stall, moved)
+	}
 	var count [buckets]int
 	seen := map[string]bool{}
 	for _, h := range got {
@@ -130,12 +165,13 @@ func TestChecksFillTheIntervalEvenly(t *testing.T) {
 		seen[h.host] = true
 		count[d*buckets/interval]++
 	}
-	if len(seen) < n*95/100 {
+	if len(seen) < n*95/100-moved {
 		t.Errorf("%d of %d origins checked within the first interval", len(seen), n)
 	}
 	for i, k := range count {
-		if want := n / buckets; k < want*6/10 || k > want*14/10 {
-			t.Errorf("fifth %d of the interval holds %d checks, want %d ± 40%%: %v", i, k, want, count)
+		want := n / buckets
+		if margin := want*4/10 + moved; k < want-margin || k > want+margin {
+			t.Errorf("fifth %d of the interval holds %d checks, want %d ± %d: %v", i, k, want, margin, count)
 			break
 		}
 	}
