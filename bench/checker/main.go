@@ -35,9 +35,11 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/glb-dns/glb/healthcheck"
@@ -55,6 +57,7 @@ var (
 	concurrent = flag.Int("concurrent", 0, "checker MaxConcurrent (0: its default)")
 	view       = flag.Duration("view", time.Second, "read the checker's whole view this often, as a node does (0: never)")
 	tolerance  = flag.Float64("tolerance", 0.10, "largest accepted deviation of a window's rate from the configured rate")
+	cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 )
 
 func main() {
@@ -168,12 +171,23 @@ func run() (bool, error) {
 	fmt.Printf("Update: %s the first time, %s again unchanged; %d CPUs (load is noise on a shared machine)\n",
 		took.Round(time.Millisecond), again.Round(time.Millisecond), runtime.NumCPU())
 	fmt.Printf("start: %s\n", start)
-	fmt.Println("elapsed  checks/s  vs configured  results/s  missed  fds  goroutines  in flight  RSS MiB")
+	fmt.Println("elapsed  checks/s  vs configured  results/s  missed  fds  goroutines  in flight  RSS MiB  CPU")
 
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return false, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return false, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
 	began := time.Now()
-	last, lastResults := probes.Load(), gauge(reg, "glb_healthcheck_results_total")
+	last, lastResults, lastCPU := probes.Load(), gauge(reg, "glb_healthcheck_results_total"), cpu()
 	tick := time.NewTicker(*window)
 	defer tick.Stop()
 	var samples []sample
@@ -187,7 +201,8 @@ func run() (bool, error) {
 		n, results := probes.Load(), gauge(reg, "glb_healthcheck_results_total")
 		rate := float64(n-last) / window.Seconds()
 		resultRate := (results - lastResults) / window.Seconds()
-		last, lastResults = n, results
+		busy := (cpu() - lastCPU).Seconds() / window.Seconds()
+		last, lastResults, lastCPU = n, results, cpu()
 		s := now()
 		samples = append(samples, s)
 		off := (rate - want) / want
@@ -196,9 +211,9 @@ func run() (bool, error) {
 			mark = "  <- off"
 			ok = false
 		}
-		fmt.Printf("%7s  %8.0f  %+12.1f%%  %9.0f  %6.0f  %4d  %10d  %9.0f  %7d%s\n", time.Since(began).Round(time.Second),
+		fmt.Printf("%7s  %8.0f  %+12.1f%%  %9.0f  %6.0f  %4d  %10d  %9.0f  %7d  %3.0f%%%s\n", time.Since(began).Round(time.Second),
 			rate, 100*off, resultRate, gauge(reg, "glb_healthcheck_missed_checks_total"), s.fds, s.goroutines,
-			gauge(reg, "glb_healthcheck_checks_in_flight"), s.rssKiB>>10, mark)
+			gauge(reg, "glb_healthcheck_checks_in_flight"), s.rssKiB>>10, 100*busy, mark)
 	}
 	if err := <-done; err != nil {
 		return false, err
@@ -276,6 +291,14 @@ func gauge(reg *prometheus.Registry, name string) float64 {
 		}
 	}
 	return sum
+}
+
+// cpu is the process's user and system time so far: the checker's and
+// the listeners' (CPU is the share of one core over the window).
+func cpu() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func fds() int {
