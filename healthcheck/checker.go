@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"maps"
 	"net/netip"
 	"slices"
 	"sync"
@@ -84,7 +83,6 @@ type Checker struct {
 	wg          sync.WaitGroup
 	pairs       map[pools.OriginKey]*pair
 	byPool      map[string][]*pair
-	sorted      []*pair // pairs by pool and origin, for View; nil when stale
 	specs       map[string]*spec
 	queue       queue  // pairs waiting for their next check, earliest first
 	gen         uint64 // of the latest Update
@@ -240,7 +238,6 @@ func (c *Checker) Update(cfg *pools.Config) {
 		c.setHealthyGauge(pool)
 	}
 	if len(fresh) > 0 || removed > 0 {
-		c.sorted = nil
 		prevMin := c.minInterval
 		c.retune()
 		if c.minInterval > 0 && (prevMin == 0 || c.minInterval < prevMin) {
@@ -435,13 +432,7 @@ func (c *Checker) View() pools.NodeHealth {
 		Published: time.Now(),
 		Origins:   make([]pools.OriginState, 0, len(c.pairs)),
 	}
-	if c.sorted == nil {
-		c.sorted = slices.Collect(maps.Values(c.pairs))
-		slices.SortFunc(c.sorted, func(a, b *pair) int {
-			return cmp.Or(cmp.Compare(a.t.pool, b.t.pool), cmp.Compare(a.t.origin, b.t.origin))
-		})
-	}
-	for _, p := range c.sorted {
+	for _, p := range c.pairs {
 		if !p.th.known {
 			continue
 		}
@@ -457,5 +448,8 @@ func (c *Checker) View() pools.NodeHealth {
 		}
 		v.Origins = append(v.Origins, s)
 	}
+	slices.SortFunc(v.Origins, func(a, b pools.OriginState) int {
+		return cmp.Or(cmp.Compare(a.Pool, b.Pool), cmp.Compare(a.Origin, b.Origin))
+	})
 	return v
 }

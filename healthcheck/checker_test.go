@@ -46,6 +46,13 @@ func start(t *testing.T, opts Options) *Checker {
 	t.Helper()
 	opts.unit = testUnit
 	c := New(opts)
+	runChecker(t, c)
+	return c
+}
+
+// runChecker runs c until the test ends.
+func runChecker(t *testing.T, c *Checker) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
@@ -55,7 +62,6 @@ func start(t *testing.T, opts Options) *Checker {
 			t.Errorf("Run: %v", err)
 		}
 	})
-	return c
 }
 
 func (c *Checker) checksOf(pool string) int {

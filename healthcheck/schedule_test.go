@@ -61,20 +61,6 @@ func (h *hanger) counts() (hits, held, peak int) {
 	return h.hits, h.held, h.peak
 }
 
-// runChecker runs c until the test ends.
-func runChecker(t *testing.T, c *Checker) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-}
-
 // stalls measures how long the process went without running a goroutine
 // that asks to run every 10 ms, until stop: on a busy machine the whole
 // process may wait for a CPU, and every timing within moves by as much.

@@ -55,7 +55,7 @@ var (
 	duration   = flag.Duration("duration", 10*time.Minute, "how long to run")
 	window     = flag.Duration("window", 30*time.Second, "reporting window")
 	concurrent = flag.Int("concurrent", 0, "checker MaxConcurrent (0: its default)")
-	view       = flag.Duration("view", time.Second, "read the checker's whole view this often, as a node does (0: never)")
+	follow     = flag.Duration("follow", time.Second, "take the checker's health updates this often, as a node does, and publish them to nowhere (0: neither)")
 	tolerance  = flag.Float64("tolerance", 0.10, "largest accepted deviation of a window's rate from the configured rate")
 	cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 )
@@ -71,6 +71,11 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// discard is a store that takes every health update and keeps none.
+type discard struct{}
+
+func (discard) PublishHealth(context.Context, pools.HealthUpdate) error { return nil }
 
 // sample is the process at one moment.
 type sample struct {
@@ -133,7 +138,11 @@ func run() (bool, error) {
 		cfg.Pools = append(cfg.Pools, pl)
 	}
 	reg := prometheus.NewRegistry()
-	c := healthcheck.New(healthcheck.Options{Node: "bench", Region: "WEU", MaxConcurrent: *concurrent, Registerer: reg,
+	var pub healthcheck.Publisher
+	if *follow > 0 {
+		pub = discard{}
+	}
+	c := healthcheck.New(healthcheck.Options{Node: "bench", Region: "WEU", MaxConcurrent: *concurrent, Registerer: reg, Publisher: pub,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	ctx, cancel := context.WithTimeout(context.Background(), *duration)
 	defer cancel()
@@ -147,16 +156,18 @@ func run() (bool, error) {
 		for range c.Changes() {
 		}
 	}()
-	if *view > 0 {
-		go func() { // and reads the whole view every second
-			t := time.NewTicker(*view)
+	if *follow > 0 {
+		go func() { // and takes its own updates every second
+			own := c.Follow()
+			t := time.NewTicker(*follow)
 			defer t.Stop()
 			for {
 				select {
 				case <-ctx.Done():
 					return
-				case <-t.C:
-					c.View()
+				case now := <-t.C:
+					_, commit := own.Next(now)
+					commit()
 				}
 			}
 		}()
