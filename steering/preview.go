@@ -1,0 +1,204 @@
+package steering
+
+import (
+	"fmt"
+	"math"
+	"net/netip"
+	"sort"
+
+	"github.com/glb-dns/glb/geodata"
+	"github.com/glb-dns/glb/pools"
+)
+
+// Sample is one client of a traffic preview: a client subnet, as a
+// resolver sends it in ECS, or a place (a region, or a country) standing
+// for clients whose addresses nobody listed.
+type Sample struct {
+	Subnet  netip.Prefix
+	Region  string
+	Country string
+}
+
+// Place locates the clients of a region or a country the way a GeoIP
+// database would: the country's region and continent, the region as the
+// zone, and the region's centre as coordinates for proximity steering.
+// It reports false for a region or country nobody knows, or a country
+// outside the region given.
+func Place(region, country string) (geodata.Location, bool) {
+	loc := geodata.Location{Region: region, Country: country}
+	if country != "" {
+		r := geodata.RegionOf(country, "")
+		if r == "" || region != "" && region != r {
+			return geodata.Location{}, false
+		}
+		loc.Region, loc.Continent = r, geodata.ContinentOf(country)
+	}
+	i := regionIndex(loc.Region)
+	if i < 0 {
+		return geodata.Location{}, false
+	}
+	loc.Zone = loc.Region
+	loc.Latitude = regionCentres[i][0] * 180 / math.Pi
+	loc.Longitude = regionCentres[i][1] * 180 / math.Pi
+	loc.HasCoordinates = true
+	return loc, true
+}
+
+// Shares is what a sample of clients is answered: each pool's and each
+// origin's share of the answers, ordered by share.
+type Shares struct {
+	Pools []PoolShare `json:"pools"`
+	// NoRecords is the share of answers without a record: the chosen
+	// pool has no origin of the address family asked for.
+	NoRecords float64 `json:"no_records"`
+}
+
+// PoolShare is the share of all answers that come from one pool.
+type PoolShare struct {
+	ID    string  `json:"id"`
+	Name  string  `json:"name"`
+	Share float64 `json:"share"`
+	// Origins are the shares of all answers whose first record is the
+	// origin (the address most clients connect to).
+	Origins []OriginShare `json:"origins"`
+}
+
+// OriginShare is one origin's share of all answers.
+type OriginShare struct {
+	Name  string  `json:"name"`
+	Share float64 `json:"share"`
+}
+
+// Preview decides for every client of sample on lb, by the decision the
+// DNS path takes (Decide), and adds up the shares. Each client counts
+// alike. What is random is counted by its odds, not drawn: the pool that
+// random_steering puts first by its weight, and an origin drawn by random
+// origin steering by its weight among the eligible origins. Hash origin
+// steering picks one origin for a subnet; for a place, which stands for
+// many subnets, the origins count by weight as for random. locate turns a
+// subnet into a location (the GeoIP database and operator networks).
+func (s *Snapshot) Preview(lb *LB, sample []Sample, qtype QType, locate func(netip.Prefix) geodata.Location) Shares {
+	type acc struct {
+		name    string
+		share   float64
+		origins map[string]float64
+		order   []string
+	}
+	byPool := map[string]*acc{}
+	var poolOrder []string
+	out := Shares{Pools: []PoolShare{}}
+	draws := s.randomOdds(lb)
+	var tr Trace
+	var ans Answer
+	for _, c := range sample {
+		req := Request{SourcePrefix: -1, Type: qtype}
+		if c.Subnet.IsValid() {
+			var at netip.Prefix
+			at, req.Subnet, req.SourcePrefix = lb.ClientSubnet(c.Subnet.Addr(), c.Subnet)
+			req.Client = locate(at)
+		} else {
+			req.Client, _ = Place(c.Region, c.Country)
+		}
+		for _, d := range draws {
+			w := d.odds / float64(len(sample))
+			s.Decide(lb, &req, fixedRand(d.u), &ans, &tr)
+			a := byPool[tr.Pool.ID]
+			if a == nil {
+				a = &acc{name: tr.Pool.Name, origins: map[string]float64{}}
+				byPool[tr.Pool.ID] = a
+				poolOrder = append(poolOrder, tr.Pool.ID)
+			}
+			a.share += w
+			add := func(name string, v float64) {
+				if _, ok := a.origins[name]; !ok {
+					a.order = append(a.order, name)
+				}
+				a.origins[name] += v
+			}
+			switch {
+			case len(tr.Origins.Picked) == 0:
+				out.NoRecords += w
+			case tr.Origins.Policy == "hash" && req.Subnet.IsValid():
+				add(tr.Origins.Picked[0], w)
+			default:
+				for _, e := range tr.Origins.Eligible {
+					add(e.Name, w*e.Share)
+				}
+			}
+		}
+	}
+	for _, id := range poolOrder {
+		a := byPool[id]
+		ps := PoolShare{ID: id, Name: a.name, Share: a.share, Origins: []OriginShare{}}
+		for _, n := range a.order {
+			ps.Origins = append(ps.Origins, OriginShare{Name: n, Share: a.origins[n]})
+		}
+		sort.SliceStable(ps.Origins, func(i, j int) bool { return ps.Origins[i].Share > ps.Origins[j].Share })
+		out.Pools = append(out.Pools, ps)
+	}
+	sort.SliceStable(out.Pools, func(i, j int) bool { return out.Pools[i].Share > out.Pools[j].Share })
+	return out
+}
+
+// draw is one way the random part of a decision can go and its odds.
+type draw struct {
+	u, odds float64
+}
+
+// randomOdds lists the pools random_steering may put first with their
+// odds, each as the value of the draw that picks it (the middle of its
+// interval in randomPool's walk); a single sure draw for other policies.
+func (s *Snapshot) randomOdds(lb *LB) []draw {
+	sure := []draw{{u: 0.5, odds: 1}}
+	if lb.policy != pools.SteeringRandom {
+		return sure
+	}
+	total := 0.0
+	for i, p := range lb.defaults {
+		if s.pools[p].ok && lb.randomWeights[i] > 0 {
+			total += lb.randomWeights[i]
+		}
+	}
+	if total <= 0 {
+		return sure
+	}
+	var out []draw
+	cum := 0.0
+	for i, p := range lb.defaults {
+		w := lb.randomWeights[i]
+		if !s.pools[p].ok || w <= 0 {
+			continue
+		}
+		out = append(out, draw{u: (cum + w/2) / total, odds: w / total})
+		cum += w
+	}
+	return out
+}
+
+// fixedRand draws u every time: the preview fixes the pool draw and reads
+// origin odds from the trace, so later draws do not matter.
+type fixedRand float64
+
+func (f fixedRand) Float64() float64 { return float64(f) }
+
+// With returns a snapshot of the same health in which objs replace the
+// stored objects of the same kind and id (or are added): what an edit
+// not yet saved would answer. s is not changed.
+func (s *Snapshot) With(objs ...pools.Object) (*Snapshot, error) {
+	cs := &pools.ChangeSet{Since: s.cfg.Revision, Revision: s.cfg.Revision}
+	for _, o := range objs {
+		c, err := pools.Clone(o)
+		if err != nil {
+			return nil, err
+		}
+		// No store gives a negative revision, so Update cannot take the
+		// edited object for the compiled one and compiles it afresh.
+		c.ObjectMeta().Revision = -1
+		cs.Changes = append(cs.Changes, pools.ObjectChange{Kind: c.Kind(), ID: c.ObjectMeta().ID, Object: c})
+	}
+	cfg, err := s.cfg.Apply(cs)
+	if err != nil {
+		return nil, fmt.Errorf("apply edits: %w", err)
+	}
+	return Update(s, cfg, s.health, nil)
+}
