@@ -26,7 +26,18 @@ func requiredScope(r *http.Request) pools.Scope {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return pools.ScopeRead
 	}
+	if r.Method == http.MethodPost && isPreview(p) {
+		// A preview stores nothing: whoever may read may ask "what if".
+		return pools.ScopeRead
+	}
 	return pools.ScopeWrite
+}
+
+// isPreview reports whether p is /load_balancers/{id}/preview.
+func isPreview(p string) bool {
+	rest, ok := strings.CutPrefix(p, Prefix+"/load_balancers/")
+	id, ok2 := strings.CutSuffix(rest, "/preview")
+	return ok && ok2 && id != "" && !strings.Contains(id, "/")
 }
 
 // auth authenticates the bearer token, checks its scope and puts the

@@ -77,8 +77,9 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	// 5 kinds × 6 operations, health, explain, the document, 3 probes,
 	// 4 token operations, the audit log, and a zone's DNSSEC state and
 	// rollover, and HEAD beside each of the 5×2+6 GETs, the 2 token GETs,
-	// the audit log's and the DNSSEC state's; the event stream's GET and HEAD.
-	if len(served) != 5*6+6+5+2+5*2+6+3+1+2 {
+	// the audit log's and the DNSSEC state's; the event stream's GET and
+	// HEAD; the traffic preview.
+	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1 {
 		t.Fatalf("%d routes: %v", len(served), served)
 	}
 }
@@ -126,6 +127,13 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"RevisionEvent":    api.RevisionEvent{},
 		"HealthEvent":      api.HealthEvent{},
 		"HealthChange":     api.HealthChange{},
+		"PreviewRequest":   api.PreviewRequest{},
+		"PreviewClient":    api.PreviewClient{},
+		"PreviewEdits":     api.PreviewEdits{},
+		"Preview":          api.Preview{},
+		"Shares":           steering.Shares{},
+		"PoolShare":        steering.PoolShare{},
+		"OriginShare":      steering.OriginShare{},
 	}
 	for name, v := range cases {
 		s, ok := doc.Components.Schemas[name]

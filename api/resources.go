@@ -202,22 +202,32 @@ func (h resource) patchOnce(r *http.Request, id string, patch map[string]any, if
 	if ifRev > 0 && ifRev != rev {
 		return nil, pools.ErrStale
 	}
+	o, err := applyPatch(cur, patch)
+	if err != nil {
+		return nil, err
+	}
+	return h.s.Store.Replace(r.Context(), o, rev)
+}
+
+// applyPatch returns cur with a merge patch applied, decoded and checked
+// for shape as a PUT body would be, ready to store (or to preview).
+func applyPatch(cur pools.Object, patch map[string]any) (pools.Object, error) {
 	doc, err := toDocument(cur)
 	if err != nil {
 		return nil, err
 	}
-	// The patch is applied to a fresh copy each attempt: mergePatch
+	// The patch is applied to a fresh copy each time: mergePatch
 	// mutates its target, never its patch.
 	merged := mergePatch(doc, patch).(map[string]any)
-	o, err := decodeObject(h.kind, merged)
+	o, err := decodeObject(cur.Kind(), merged)
 	if err != nil {
 		return nil, err
 	}
-	if err := setID(o, id); err != nil {
+	if err := setID(o, cur.ObjectMeta().ID); err != nil {
 		return nil, err
 	}
 	clearReadOnly(o)
-	return h.s.Store.Replace(r.Context(), o, rev)
+	return o, nil
 }
 
 func (h resource) delete(w http.ResponseWriter, r *http.Request) {

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/steering"
 )
 
 // Prefix is the path under which the resources live.
@@ -35,6 +36,10 @@ type Options struct {
 	Token string
 	// Explainer answers /load_balancers/{id}/explain; nil answers 501.
 	Explainer Explainer
+	// Snapshot returns the steering snapshot being served and how it
+	// locates a client subnet, for traffic previews (nil snapshot: none
+	// loaded yet); a nil Snapshot answers 501.
+	Snapshot func() (*steering.Snapshot, steering.Locator)
 	// Ready reports that a snapshot is loaded (/readyz); nil means ready.
 	Ready func() bool
 	// Health returns the agreed health view (optional): with it, a pool's
@@ -118,6 +123,7 @@ func New(o Options) http.Handler {
 		}
 		r.Get(Prefix+"/pools/{id}/health", s.poolHealth)
 		r.Get(Prefix+"/load_balancers/{id}/explain", s.explain)
+		r.Post(Prefix+"/load_balancers/{id}/preview", s.preview)
 		r.Get(Prefix+"/events", s.events)
 		r.Get(Prefix+"/zones/{id}/dnssec", s.dnssecStatus)
 		r.Post(Prefix+"/zones/{id}/dnssec/rollover", s.dnssecRollover)

@@ -77,7 +77,7 @@ type OriginShare struct {
 // steering picks one origin for a subnet; for a place, which stands for
 // many subnets, the origins count by weight as for random. locate turns a
 // subnet into a location (the GeoIP database and operator networks).
-func (s *Snapshot) Preview(lb *LB, sample []Sample, qtype QType, locate func(netip.Prefix) geodata.Location) Shares {
+func (s *Snapshot) Preview(lb *LB, sample []Sample, qtype QType, locate Locator) Shares {
 	type acc struct {
 		name    string
 		share   float64
@@ -202,3 +202,7 @@ func (s *Snapshot) With(objs ...pools.Object) (*Snapshot, error) {
 	}
 	return Update(s, cfg, s.health, nil)
 }
+
+// Locator locates a client subnet: the GeoIP database and the operator
+// networks of the snapshot.
+type Locator func(netip.Prefix) geodata.Location

@@ -48,3 +48,13 @@ func (e explainer) Explain(ctx context.Context, lbID string, client netip.Addr, 
 	out.DNSSEC = explainDNSSEC(c.snap.Config(), lb.ZoneID())
 	return out, nil
 }
+
+// snapshot is the snapshot the DNS server serves and how it locates a
+// client subnet, for traffic previews.
+func (e explainer) snapshot() (*steering.Snapshot, steering.Locator) {
+	c := e.n.cur.Load()
+	if c == nil {
+		return nil, nil
+	}
+	return c.snap, func(p netip.Prefix) geodata.Location { return e.geo.Resolve(p, c.nets) }
+}

@@ -1,0 +1,277 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/steering"
+)
+
+// MaxPreviewClients bounds the sample of one traffic preview: each client
+// is one traced decision (a few per pool under random steering).
+const MaxPreviewClients = 1000
+
+// PreviewRequest is the body of POST /load_balancers/{id}/preview.
+type PreviewRequest struct {
+	// Clients is the sample; every client counts alike.
+	Clients []PreviewClient `json:"clients"`
+	// Type is the query type asked, A (default) or AAAA.
+	Type string `json:"type"`
+	// Edits are unsaved changes, as merge patches of the stored objects.
+	Edits PreviewEdits `json:"edits"`
+}
+
+// PreviewClient is a client subnet, or a region and/or country.
+type PreviewClient struct {
+	Subnet  string `json:"subnet,omitempty"`
+	Region  string `json:"region,omitempty"`
+	Country string `json:"country,omitempty"`
+}
+
+// PreviewEdits are RFC 7396 merge patches, applied as PATCH applies them.
+type PreviewEdits struct {
+	// Pools maps a pool id to its patch.
+	Pools map[string]map[string]any `json:"pools,omitempty"`
+	// LoadBalancer patches the load balancer previewed.
+	LoadBalancer map[string]any `json:"load_balancer,omitempty"`
+}
+
+// Preview is the answer: the shares of the sample's answers now, and
+// after the edits when there are any.
+type Preview struct {
+	// Revision is the configuration revision of the snapshot served now.
+	Revision int64            `json:"revision"`
+	Type     string           `json:"type"`
+	Clients  int              `json:"clients"`
+	Now      steering.Shares  `json:"now"`
+	After    *steering.Shares `json:"after,omitempty"`
+}
+
+// preview answers POST /load_balancers/{id}/preview: the share of answers
+// each pool and origin gets for a sample of clients, by the decision the
+// DNS servers take on the snapshot they serve, and the same with unsaved
+// edits compiled beside it. It stores nothing.
+func (s *server) preview(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	doc, err := readJSON(w, r, false)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var req PreviewRequest
+	fes, err := pools.DecodeInto(doc, &req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if len(fes) > 0 {
+		s.writeError(w, r, badRequest("the preview request is malformed", fes...))
+		return
+	}
+	sample, qtype, fes := previewSample(&req)
+	lbObj, err := s.Store.Get(r.Context(), pools.KindLoadBalancer, id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var edits []pools.Object
+	if raw, ok := doc["edits"].(map[string]any); ok {
+		var efes []pools.FieldError
+		edits, efes, err = s.previewEdits(r.Context(), lbObj, raw)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		fes = append(fes, efes...)
+	}
+	if len(fes) > 0 {
+		s.writeError(w, r, badRequest(fmt.Sprintf("%d field(s) at fault", len(fes)), fes...))
+		return
+	}
+	if s.Snapshot == nil {
+		s.writeError(w, r, newProblem(http.StatusNotImplemented, "this server has no steering engine to preview with"))
+		return
+	}
+	snap, locate := s.Snapshot()
+	if snap == nil {
+		s.writeError(w, r, newProblem(http.StatusServiceUnavailable, "no configuration snapshot loaded yet"))
+		return
+	}
+	now := snap.LoadBalancerByID(id)
+	if now == nil {
+		s.writeError(w, r, unserved(lbObj.(*pools.LoadBalancer), "id"))
+		return
+	}
+	out := &Preview{Revision: snap.Revision(), Type: qtype.String(), Clients: len(sample),
+		Now: snap.Preview(now, sample, qtype, locate)}
+	if len(edits) > 0 {
+		edited, err := snap.With(edits...)
+		if err != nil {
+			// A reference the store would refuse, found by compiling.
+			s.writeError(w, r, badRequest("the edits do not compile", pools.FieldError{Path: "edits", Message: err.Error()}))
+			return
+		}
+		after := edited.LoadBalancerByID(id)
+		if after == nil {
+			s.writeError(w, r, unserved(lbObj.(*pools.LoadBalancer), "edits.load_balancer.enabled"))
+			return
+		}
+		sh := edited.Preview(after, sample, qtype, locate)
+		out.After = &sh
+	}
+	writeJSON(w, http.StatusOK, item{Result: out})
+}
+
+// unserved explains why the snapshot has no such load balancer.
+func unserved(lb *pools.LoadBalancer, path string) error {
+	if !lb.Enabled || path != "id" {
+		return &pools.ValidationError{Errors: []pools.FieldError{{Path: path, Message: "load balancer is disabled: it answers nothing"}}}
+	}
+	return newProblem(http.StatusServiceUnavailable, "load balancer "+lb.ID+" is not in the snapshot served yet; try again in a moment")
+}
+
+// previewSample checks the clients and the type.
+func previewSample(req *PreviewRequest) ([]steering.Sample, steering.QType, []pools.FieldError) {
+	var fes []pools.FieldError
+	switch n := len(req.Clients); {
+	case n == 0:
+		fes = append(fes, pools.FieldError{Path: "clients", Message: "required: at least one client subnet, region or country"})
+	case n > MaxPreviewClients:
+		fes = append(fes, pools.FieldError{Path: "clients", Message: fmt.Sprintf("at most %d clients", MaxPreviewClients)})
+	}
+	sample := make([]steering.Sample, 0, len(req.Clients))
+	for i, c := range req.Clients {
+		path := fmt.Sprintf("clients[%d]", i)
+		switch {
+		case c.Subnet != "" && (c.Region != "" || c.Country != ""):
+			fes = append(fes, pools.FieldError{Path: path, Message: "give a subnet, or a region and/or country, not both"})
+		case c.Subnet != "":
+			p, err := netip.ParsePrefix(c.Subnet)
+			if err != nil {
+				fes = append(fes, pools.FieldError{Path: path + ".subnet", Message: "not a CIDR prefix such as 198.51.100.0/24"})
+				continue
+			}
+			sample = append(sample, steering.Sample{Subnet: p.Masked()})
+		case c.Region == "" && c.Country == "":
+			fes = append(fes, pools.FieldError{Path: path, Message: "give a subnet, a region or a country"})
+		default:
+			region, country := strings.ToUpper(c.Region), strings.ToUpper(c.Country)
+			if _, ok := steering.Place(region, country); !ok {
+				msg := fmt.Sprintf("unknown region %q: one of %s", c.Region, strings.Join(pools.Regions, ", "))
+				field := path + ".region"
+				if country != "" {
+					field, msg = path+".country", fmt.Sprintf("%q is not an ISO 3166 country code known to glb", c.Country)
+					if region != "" {
+						msg += " in region " + region
+					}
+				}
+				fes = append(fes, pools.FieldError{Path: field, Message: msg})
+				continue
+			}
+			sample = append(sample, steering.Sample{Region: region, Country: country})
+		}
+	}
+	qtype := steering.QTypeA
+	switch strings.ToUpper(req.Type) {
+	case "", "A":
+	case "AAAA":
+		qtype = steering.QTypeAAAA
+	default:
+		fes = append(fes, pools.FieldError{Path: "type", Message: fmt.Sprintf("%q: must be A or AAAA", req.Type)})
+	}
+	return sample, qtype, fes
+}
+
+// previewEdits applies each merge patch to the stored object as PATCH
+// would and validates the result, naming fields under edits.
+func (s *server) previewEdits(ctx context.Context, lb pools.Object, raw map[string]any) ([]pools.Object, []pools.FieldError, error) {
+	var out []pools.Object
+	var fes []pools.FieldError
+	refs := &storeRefs{ctx: ctx, store: s.Store}
+	edit := func(path string, cur pools.Object, patch map[string]any) error {
+		o, err := applyPatch(cur, patch)
+		var p *Problem
+		if errors.As(err, &p) && len(p.Errors) > 0 {
+			fes = append(fes, prefixed(path, p.Errors)...)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var ve *pools.ValidationError
+		if err := o.Validate(refs); errors.As(err, &ve) {
+			fes = append(fes, prefixed(path, ve.Errors)...)
+		} else if err != nil {
+			return err
+		}
+		if refs.err != nil {
+			return refs.err
+		}
+		out = append(out, o)
+		return nil
+	}
+	ps, _ := raw["pools"].(map[string]any)
+	for _, id := range slices.Sorted(maps.Keys(ps)) {
+		path := "edits.pools." + id
+		cur, err := s.Store.Get(ctx, pools.KindPool, id)
+		if errors.Is(err, pools.ErrNotFound) {
+			fes = append(fes, pools.FieldError{Path: path, Message: "no pool with this id"})
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := edit(path, cur, ps[id].(map[string]any)); err != nil {
+			return nil, nil, err
+		}
+	}
+	if patch, ok := raw["load_balancer"].(map[string]any); ok {
+		if err := edit("edits.load_balancer", lb, patch); err != nil {
+			return nil, nil, err
+		}
+	}
+	return out, fes, nil
+}
+
+func prefixed(prefix string, fes []pools.FieldError) []pools.FieldError {
+	out := make([]pools.FieldError, len(fes))
+	for i, fe := range fes {
+		out[i] = pools.FieldError{Path: prefix + "." + fe.Path, Message: fe.Message}
+	}
+	return out
+}
+
+// storeRefs answers validation's cross-object questions from the store,
+// keeping the first error it meets (References cannot return one).
+type storeRefs struct {
+	ctx   context.Context
+	store pools.Store
+	err   error
+}
+
+func (r *storeRefs) get(k pools.Kind, id string) pools.Object {
+	o, err := r.store.Get(r.ctx, k, id)
+	if err != nil && !errors.Is(err, pools.ErrNotFound) && r.err == nil {
+		r.err = err
+	}
+	return o
+}
+
+func (r *storeRefs) ZoneName(id string) (string, bool) {
+	if z, ok := r.get(pools.KindZone, id).(*pools.Zone); ok {
+		return pools.CanonicalName(z.Name), true
+	}
+	return "", false
+}
+
+func (r *storeRefs) PoolExists(id string) bool    { return r.get(pools.KindPool, id) != nil }
+func (r *storeRefs) MonitorExists(id string) bool { return r.get(pools.KindMonitor, id) != nil }

@@ -1,0 +1,235 @@
+package api_test
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/geodata"
+	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/steering"
+)
+
+// compiled serves previews from a snapshot compiled from the store on
+// every call, with the operator networks and no GeoIP database: the real
+// steering engine without a DNS server around it.
+func compiled(t *testing.T, store pools.Store) func() (*steering.Snapshot, steering.Locator) {
+	return func() (*steering.Snapshot, steering.Locator) {
+		cfg, err := store.Config(context.Background())
+		if err != nil {
+			t.Errorf("config: %v", err)
+			return nil, nil
+		}
+		snap, err := steering.Compile(cfg, nil)
+		if err != nil {
+			t.Errorf("compile: %v", err)
+			return nil, nil
+		}
+		nets, err := geodata.NewNetworks(cfg.Networks)
+		if err != nil {
+			t.Errorf("networks: %v", err)
+			return nil, nil
+		}
+		var geo *geodata.Resolver
+		return snap, func(p netip.Prefix) geodata.Location { return geo.Resolve(p, nets) }
+	}
+}
+
+func previewEnv(t *testing.T, opt func(*api.Options)) *env {
+	var e *env
+	e = newEnv(t, func(o *api.Options) {
+		o.Snapshot = func() (*steering.Snapshot, steering.Locator) { return compiled(t, e.store)() }
+		if opt != nil {
+			opt(o)
+		}
+	})
+	return e
+}
+
+// shares flattens a Shares to "pool" and "pool/origin" → share.
+func shares(s *steering.Shares) map[string]float64 {
+	out := map[string]float64{}
+	for _, p := range s.Pools {
+		out[p.Name] = p.Share
+		for _, o := range p.Origins {
+			out[p.Name+"/"+o.Name] = o.Share
+		}
+	}
+	return out
+}
+
+func near(got, want map[string]float64) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for k, v := range want {
+		if g, ok := got[k]; !ok || math.Abs(g-v) > 1e-9 {
+			return false
+		}
+	}
+	return true
+}
+
+func TestPreview(t *testing.T) {
+	t.Parallel()
+	e := previewEnv(t, nil)
+	f := e.fixture()
+	path := "/api/v1/load_balancers/" + f.lb + "/preview"
+	sample := []map[string]any{{"subnet": "10.1.2.0/24"}, {"region": "WEU"}, {"country": "us"}, {"region": "ENAM", "country": "US"}}
+
+	var got struct{ Result api.Preview }
+	r := e.do("POST", path, map[string]any{"clients": sample})
+	if r.status != http.StatusOK {
+		t.Fatalf("preview: %d %s", r.status, r.body)
+	}
+	r.json(t, &got)
+	p := got.Result
+	// A question: a and b are web-eu's IPv4 origins, weighted 0.4 and 0.3.
+	if want := map[string]float64{"web-eu": 1, "web-eu/a": 4.0 / 7, "web-eu/b": 3.0 / 7}; !near(shares(&p.Now), want) {
+		t.Errorf("now %v, want %v", shares(&p.Now), want)
+	}
+	if p.After != nil || p.Clients != 4 || p.Type != "A" || p.Revision < 5 {
+		t.Errorf("preview without edits: %+v", p)
+	}
+
+	// Unsaved edits: b's weight to 0.6, and a new IPv4 origin d.
+	edit := map[string]any{"origins": []map[string]any{
+		{"name": "a", "address": "192.0.2.10", "weight": 0.4, "zone": "zone-1"},
+		{"name": "b", "address": "192.0.2.11", "weight": 0.6, "zone": "zone-1"},
+		{"name": "c", "address": "2001:db8::12", "weight": 0.3, "zone": "zone-2"},
+		{"name": "d", "address": "192.0.2.13", "weight": 1},
+	}}
+	got = struct{ Result api.Preview }{}
+	r = e.do("POST", path, map[string]any{"clients": sample, "edits": map[string]any{"pools": map[string]any{f.pool: edit}}})
+	if r.status != http.StatusOK {
+		t.Fatalf("preview with edits: %d %s", r.status, r.body)
+	}
+	r.json(t, &got)
+	if want := map[string]float64{"web-eu": 1, "web-eu/a": 0.2, "web-eu/b": 0.3, "web-eu/d": 0.5}; got.Result.After == nil || !near(shares(got.Result.After), want) {
+		t.Errorf("after %+v, want %v", got.Result.After, want)
+	}
+	if !near(shares(&got.Result.Now), shares(&p.Now)) {
+		t.Errorf("now moved with an unsaved edit: %v", shares(&got.Result.Now))
+	}
+	// Nothing was stored (and the audit check finds no entry).
+	var stored struct{ Result pools.Pool }
+	e.do("GET", "/api/v1/pools/"+f.pool, nil).json(t, &stored)
+	if stored.Result.Revision != 1 || len(stored.Result.Origins) != 3 || stored.Result.Origins[1].Weight != 0.3 {
+		t.Errorf("the pool changed: %+v", stored.Result)
+	}
+
+	// AAAA: only c has an IPv6 address.
+	got = struct{ Result api.Preview }{}
+	e.do("POST", path, map[string]any{"clients": sample, "type": "aaaa"}).json(t, &got)
+	if want := map[string]float64{"web-eu": 1, "web-eu/c": 1}; got.Result.Type != "AAAA" || !near(shares(&got.Result.Now), want) {
+		t.Errorf("AAAA %+v", got.Result)
+	}
+
+	// An edit of the load balancer: a second pool first.
+	other := e.create(pools.KindPool, map[string]any{"name": "other", "origins": []map[string]any{{"name": "o", "address": "192.0.2.50"}}})["id"].(string)
+	got = struct{ Result api.Preview }{}
+	e.do("POST", path, map[string]any{"clients": sample, "edits": map[string]any{
+		"load_balancer": map[string]any{"default_pools": []string{other, f.pool}}}}).json(t, &got)
+	if want := map[string]float64{"other": 1, "other/o": 1}; got.Result.After == nil || !near(shares(got.Result.After), want) {
+		t.Errorf("after reordering %+v, want %v", got.Result.After, want)
+	}
+}
+
+func TestPreviewErrors(t *testing.T) {
+	t.Parallel()
+	e := previewEnv(t, nil)
+	f := e.fixture()
+	path := "/api/v1/load_balancers/" + f.lb + "/preview"
+
+	p := e.do("POST", path, map[string]any{
+		"clients": []map[string]any{{"subnet": "10.0.0.0/99"}, {"region": "MARS"}, {"country": "ZZ"},
+			{"subnet": "10.0.0.0/8", "region": "WEU"}, {}, {"region": "ENAM", "country": "FR"}},
+		"type": "MX",
+		"edits": map[string]any{
+			"pools": map[string]any{
+				"nope": map[string]any{"name": "x"},
+				f.pool: map[string]any{"minimum_origins": 0, "origins": []map[string]any{{"name": "a", "address": "192.0.2.10", "weight": 2, "wieght": 1}}},
+			},
+			"load_balancer": map[string]any{"default_pools": []string{"missing"}},
+		},
+	}).problem(t, http.StatusBadRequest)
+	want := []string{"clients[0].subnet", "clients[1].region", "clients[2].country", "clients[3]", "clients[4]", "clients[5].country", "type",
+		"edits.pools.nope", "edits.pools." + f.pool + ".origins[0].wieght", "edits.load_balancer.default_pools[0]"}
+	paths := fieldPaths(p)
+	for _, w := range want {
+		if !paths[w] {
+			t.Errorf("no error at %s: %v", w, p.Errors)
+		}
+	}
+	// Shape errors come first, as for PATCH; the value errors of a
+	// well-formed patch are named too.
+	p = e.do("POST", path, map[string]any{"clients": []map[string]any{{"region": "WEU"}},
+		"edits": map[string]any{"pools": map[string]any{f.pool: map[string]any{"minimum_origins": 0,
+			"origins": []map[string]any{{"name": "a", "address": "not an address!", "weight": 2}}}}}}).problem(t, http.StatusBadRequest)
+	for _, w := range []string{"minimum_origins", "origins[0].address", "origins[0].weight"} {
+		if !fieldPaths(p)["edits.pools."+f.pool+"."+w] {
+			t.Errorf("no error at edits.pools.%s.%s: %v", f.pool, w, p.Errors)
+		}
+	}
+
+	for _, c := range []struct {
+		body any
+		at   string
+	}{
+		{map[string]any{}, "clients"},
+		{map[string]any{"clients": []any{}}, "clients"},
+		{map[string]any{"clients": "WEU"}, "clients"},
+		{map[string]any{"clients": []map[string]any{{"region": "WEU"}}, "client": 1}, "client"},
+		{map[string]any{"clients": []map[string]any{{"region": "WEU"}}, "edits": map[string]any{"pools": []any{}}}, "edits.pools"},
+		{map[string]any{"clients": []map[string]any{{"region": "WEU"}}, "edits": map[string]any{"load_balancer": map[string]any{"enabled": false}}}, "edits.load_balancer.enabled"},
+	} {
+		p := e.do("POST", path, c.body).problem(t, http.StatusBadRequest)
+		if !fieldPaths(p)[c.at] {
+			t.Errorf("%v: no error at %s: %v", c.body, c.at, p.Errors)
+		}
+	}
+	many := make([]map[string]any, api.MaxPreviewClients+1)
+	for i := range many {
+		many[i] = map[string]any{"region": "WEU"}
+	}
+	if p := e.do("POST", path, map[string]any{"clients": many}).problem(t, http.StatusBadRequest); !fieldPaths(p)["clients"] {
+		t.Errorf("%d clients: %v", len(many), p.Errors)
+	}
+	one := map[string]any{"clients": []map[string]any{{"region": "WEU"}}}
+	e.do("POST", "/api/v1/load_balancers/nope/preview", one).problem(t, http.StatusNotFound)
+	e.do("POST", path, "clients=WEU", "Content-Type", "application/x-www-form-urlencoded").problem(t, http.StatusUnsupportedMediaType)
+
+	// A disabled load balancer is not served: nothing to preview.
+	if r := e.do("PATCH", "/api/v1/load_balancers/"+f.lb, map[string]any{"enabled": false}); r.status != http.StatusOK {
+		t.Fatalf("disable: %d %s", r.status, r.body)
+	}
+	if p := e.do("POST", path, one).problem(t, http.StatusBadRequest); !strings.Contains(p.Errors[0].Message, "disabled") {
+		t.Errorf("disabled: %+v", p)
+	}
+
+	none := newEnv(t, nil) // no steering engine
+	g := none.fixture()
+	none.do("POST", "/api/v1/load_balancers/"+g.lb+"/preview", one).problem(t, http.StatusNotImplemented)
+}
+
+// TestPreviewScope: a read token may preview, since nothing is stored;
+// other POSTs still need write.
+func TestPreviewScope(t *testing.T) {
+	t.Parallel()
+	e := previewEnv(t, func(o *api.Options) { o.Token = "bootstrap-secret" })
+	f := e.fixture()
+	read := e.newToken("dashboard", "read")
+	one := map[string]any{"clients": []map[string]any{{"region": "WEU"}}}
+	if r := e.do("POST", "/api/v1/load_balancers/"+f.lb+"/preview", one, bearer(read)...); r.status != http.StatusOK {
+		t.Fatalf("read token preview: %d %s", r.status, r.body)
+	}
+	for _, path := range []string{"/api/v1/load_balancers/" + f.lb + "/preview/x", "/api/v1/load_balancers/" + f.lb + "/x/preview", "/api/v1/load_balancers//preview", "/api/v1/pools/" + f.pool + "/preview"} {
+		if p := e.do("POST", path, one, bearer(read)...).problem(t, http.StatusForbidden); p.MissingScope != "write" {
+			t.Errorf("POST %s with a read token: %+v", path, p)
+		}
+	}
+}
