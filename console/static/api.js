@@ -16,7 +16,8 @@ export function setToken(t) { sessionStorage.setItem(KEY, t); }
 let onUnauthorized = () => {};
 export function whenUnauthorized(f) { onUnauthorized = f; }
 
-// call returns {data, etag}; a non-2xx answer throws a Problem.
+// call returns {data, etag, info}: the result, the ETag and, for a list,
+// its result_info. A non-2xx answer throws a Problem.
 export async function call(method, path, body, ifMatch) {
   const headers = { 'Accept': 'application/json' };
   if (token()) headers['Authorization'] = 'Bearer ' + token();
@@ -28,7 +29,7 @@ export async function call(method, path, body, ifMatch) {
   try { data = text ? JSON.parse(text) : null; } catch { data = null; }
   if (r.status === 401) onUnauthorized();
   if (!r.ok) throw new Problem(r.status, data);
-  return { data: data && data.result, etag: r.headers.get('ETag') };
+  return { data: data && data.result, etag: r.headers.get('ETag'), info: data && data.result_info };
 }
 
 export async function list(kind) {

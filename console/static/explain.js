@@ -1,0 +1,68 @@
+import { call, list } from './api.js';
+import { el, health, pct, bar, field, showFieldErrors } from './dom.js';
+
+export async function lbPicker(id, label, selected) {
+  const lbs = await list('load_balancers');
+  const s = el('select', {}, lbs.map((lb) => el('option', { value: lb.id, text: lb.name, selected: lb.id === selected })));
+  return { lbs, node: field(id, label, s), select: s };
+}
+
+// explainPage: pick a load balancer, type a client and an optional ECS
+// subnet, and see the decision step by step.
+export async function explainPage() {
+  const pick = await lbPicker('x-lb', 'Load balancer');
+  const client = el('input', { type: 'text', value: '198.51.100.7', required: true, autocomplete: 'off' });
+  const ecs = el('input', { type: 'text', placeholder: 'e.g. 198.51.100.0/24', autocomplete: 'off' });
+  const type = el('select', {}, ['A', 'AAAA'].map((t) => el('option', { value: t, text: t })));
+  const out = el('div', { id: 'x-out', 'aria-live': 'polite' });
+  const formError = el('p', { class: 'error', role: 'alert' });
+  const form = el('form', { 'aria-label': 'Explain a decision', novalidate: true }, el('div', { class: 'row' },
+    el('div', {}, pick.node),
+    el('div', {}, field('x-client', 'Client address', client)),
+    el('div', {}, field('x-ecs', 'ECS subnet (optional)', ecs)),
+    el('div', {}, field('x-type', 'Query type', type)),
+    el('div', {}, el('button', { type: 'submit', id: 'x-submit', text: 'Explain' }))), formError);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const q = new URLSearchParams({ client: client.value.trim(), type: type.value });
+    if (ecs.value.trim()) q.set('ecs', ecs.value.trim());
+    try {
+      const { data } = await call('GET', `/load_balancers/${pick.select.value}/explain?${q}`);
+      showFieldErrors(form, [], () => null, formError);
+      out.replaceChildren(drawExplain(data));
+    } catch (e) {
+      showFieldErrors(form, e.body?.errors, (p) => ({ client: 'x-client', ecs: 'x-ecs', type: 'x-type' })[p], formError);
+      if (!e.body?.errors?.length) formError.textContent = e.message;
+      out.replaceChildren();
+    }
+  });
+  return { nodes: [el('h2', { text: 'Explain a decision', tabindex: '-1', class: 'page-title' }), form, out] };
+}
+
+function drawExplain(x) {
+  const d = x.decision, c = d.client, a = d.zonal_affinity;
+  const set = (n, v) => el('li', {}, el('strong', { text: n + ': ' }), el('span', { id: 'x-set-' + n, text: (v || []).join(', ') || '∅' }));
+  return el('ol', { class: 'steps' },
+    el('li', {}, el('strong', { text: 'Location. ' }), `Located by ${x.located_by}: `,
+      el('span', { id: 'x-location', text: c.known ? [c.zone && `zone ${c.zone}`, c.region && `region ${c.region}`, c.country, c.subdivision, c.continent].filter(Boolean).join(' · ') : 'unknown' }),
+      c.subnet ? ` (network ${c.subnet})` : ''),
+    el('li', {}, el('strong', { text: 'Candidate pools. ' }), el('table', { class: 'stack' },
+      el('thead', {}, el('tr', {}, ['pool', 'from', 'health', 'healthy origins', 'why'].map((t) => el('th', { scope: 'col', text: t })))),
+      el('tbody', {}, d.candidates.map((p) => el('tr', { class: p.chosen ? 'answering' : null },
+        el('td', { 'data-label': 'pool', text: p.name + (p.chosen ? ' ✔' : '') }), el('td', { 'data-label': 'from', text: p.source }),
+        el('td', { 'data-label': 'health' }, health(p.enabled && p.healthy)), el('td', { 'data-label': 'healthy origins', text: `${p.healthy_origins} / min ${p.minimum_origins}` }),
+        el('td', { 'data-label': 'why', text: p.reason || '' })))))),
+    el('li', {}, el('strong', { text: 'Chosen pool: ' }), el('span', { id: 'x-pool', text: d.pool.name }), ` — ${d.pool.reason}`,
+      d.pool.fallback ? ' (fallback)' : '', d.pool.fail_open ? ' (fail open)' : ''),
+    el('li', {}, el('strong', { text: 'Zonal affinity. ' }), `${a.spillover}, client zone ${a.client_zone || 'none'}`,
+      a.ratio !== undefined ? `, ratio |I|/|C| = ${a.ratio.toFixed(2)} (spillover ratio ${a.spillover_ratio})` : '',
+      el('ul', {}, set('A', a.a), set('B', a.b), set('C', a.c), set('I', a.i), set('M', a.m)), el('p', { text: a.result })),
+    el('li', {}, el('strong', { text: 'Weights as shares. ' }), `${d.origin_steering.policy}, ${d.origin_steering.family}`,
+      el('ul', {}, d.origin_steering.eligible.map((w) => el('li', {}, `${w.name}: weight ${w.weight} → ${pct(w.share)} `, bar(w.share))))),
+    el('li', {}, el('strong', { text: 'Records. ' }), el('ul', { id: 'x-records' }, d.records.map((r) => el('li', { text: `${r.type} ${r.value} (${r.origin})` }))),
+      `TTL ${d.ttl}`),
+    el('li', {}, el('strong', { text: 'ECS scope: ' }), el('span', { id: 'x-scope', text: String(d.ecs_scope) }),
+      !d.location_dependent ? ' (the same answer everywhere)'
+        : d.ecs_scope ? ` (the answer depends on the location; resolvers may reuse it within a /${d.ecs_scope})`
+          : ' (the answer depends on the location; the query carried no ECS subnet, so no scope is echoed)'));
+}
