@@ -592,7 +592,9 @@ func TestConsole(t *testing.T) {
 			what: r.querySelector(".what").textContent, when: r.querySelector("time").getAttribute("datetime")}))`
 		drive(t, ctx, "audit", chromedp.Navigate(ui+"#audit"), chromedp.WaitVisible(`#a-table`), chromedp.Evaluate(read, &rows))
 		shot(t, ctx, "audit")
-		has := func(rows []map[string]string, pred func(map[string]string) bool) bool { return slices.ContainsFunc(rows, pred) }
+		has := func(rows []map[string]string, pred func(map[string]string) bool) bool {
+			return slices.ContainsFunc(rows, pred)
+		}
 		for what, pred := range map[string]func(map[string]string) bool{
 			"extra's description, changed elsewhere": func(r map[string]string) bool {
 				return r["object"] == "extra" && r["action"] == "update" && strings.Contains(r["what"], "description:") && strings.Contains(r["what"], "→ changed elsewhere")
