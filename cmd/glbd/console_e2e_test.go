@@ -110,7 +110,8 @@ func browserTab(t *testing.T) context.Context {
 }
 
 // shot saves the page as docs/console-<name>.png when
-// GLB_CONSOLE_SCREENSHOTS names a directory (scripts/console-screenshots.sh).
+// GLB_CONSOLE_SCREENSHOTS names a directory (scripts/console-screenshots.sh):
+// the whole page, or with "phone-" in the name what the screen shows.
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	dir := os.Getenv("GLB_CONSOLE_SCREENSHOTS")
@@ -118,7 +119,11 @@ func shot(t *testing.T, ctx context.Context, name string) {
 		return
 	}
 	var png []byte
-	if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
+	take := chromedp.FullScreenshot(&png, 100)
+	if strings.HasPrefix(name, "phone-") {
+		take = chromedp.CaptureScreenshot(&png)
+	}
+	if err := chromedp.Run(ctx, take); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "console-"+name+".png"), png, 0o644); err != nil {
@@ -382,7 +387,7 @@ func TestConsole(t *testing.T) {
 		}
 		drive(t, ctx, "a number", retype(`#o1-weight`, "0.5"))
 		got := errorsShown("save with a bad address")
-		shot(t, ctx, "pool")
+		shot(t, ctx, "pool-errors")
 		if !strings.Contains(got["address"], "not an IPv4 or IPv6 address or hostname") || !strings.HasSuffix(got["address"], "[invalid]") || got["weight"] != "" {
 			t.Errorf("errors beside the fields: %q", got)
 		}
@@ -452,6 +457,7 @@ func TestConsole(t *testing.T) {
 		tabTo(t, ctx, "o2-weight", 30)
 		drive(t, ctx, "type and save", chromedp.KeyEvent("0.5"), chromedp.KeyEvent(kb.Enter),
 			waitFor(`document.getElementById("pool-status")?.textContent.startsWith("Saved")`, 10*time.Second))
+		shot(t, ctx, "pool")
 		if w := poolWeights(t, f.g, f.web); w["web-c"] != 0.5 || w["web-a"] != 1 {
 			t.Errorf("weights after the keyboard edit: %v, want web-c 0.5", w)
 		}

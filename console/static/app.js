@@ -51,7 +51,7 @@ async function draw(render, gen, focus) {
     current = page;
     page.bind?.((r, f) => draw(r, gen, f));
     if (focus === 'title') main.querySelector('.page-title')?.focus();
-    else if (focus === 'save') document.getElementById('pool-status')?.focus();
+    else if (focus === 'save') document.getElementById('save')?.focus();
     else if (had) document.getElementById(had)?.focus();
   } catch (e) {
     if (gen !== generation) return;

@@ -6,7 +6,7 @@ const PER_PAGE = 25;
 // Members every write moves; a change lists what else moved.
 const BOOKKEEPING = new Set(['revision', 'modified_on', 'created_on', 'serial']);
 
-const show = (v) => v === undefined ? '(none)' : typeof v === 'string' ? v : JSON.stringify(v);
+const show = (v) => v === undefined ? '(none)' : v === '' ? '(empty)' : typeof v === 'string' ? v : JSON.stringify(v);
 
 // changes lists what differs between two versions of an object, member
 // by member; arrays of named objects (a pool's origins) are matched by

@@ -39,7 +39,7 @@ export async function poolPage(id, notice) {
   const draft = pool.origins.map((o) => ({ ...o }));
   let dirty = false;
 
-  const status = el('p', { id: 'pool-status', role: 'status', 'aria-live': 'polite', tabindex: '-1', text: notice || '' });
+  const status = el('p', { id: 'pool-status', role: 'status', 'aria-live': 'polite', text: notice || '' });
   const formError = el('p', { class: 'field-error', id: 'origins-error', role: 'alert' });
   const tbody = el('tbody');
   const addBtn = el('button', { type: 'button', id: 'add-origin', text: 'Add origin' });
