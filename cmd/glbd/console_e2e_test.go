@@ -20,6 +20,7 @@ import (
 
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -165,9 +166,20 @@ func retype(sel, text string) chromedp.Tasks {
 // using the keyboard would, and fails after max presses.
 func tabTo(t *testing.T, ctx context.Context, id string, max int) int {
 	t.Helper()
+	return tabs(t, ctx, id, max)
+}
+
+// tabBackTo is tabTo with Shift+Tab.
+func tabBackTo(t *testing.T, ctx context.Context, id string, max int) int {
+	t.Helper()
+	return tabs(t, ctx, id, max, chromedp.KeyModifiers(input.ModifierShift))
+}
+
+func tabs(t *testing.T, ctx context.Context, id string, max int, opts ...chromedp.KeyOption) int {
+	t.Helper()
 	for n := 1; n <= max; n++ {
 		var at string
-		drive(t, ctx, "Tab", chromedp.KeyEvent(kb.Tab), chromedp.Evaluate(`document.activeElement.id`, &at))
+		drive(t, ctx, "Tab", chromedp.KeyEvent(kb.Tab, opts...), chromedp.Evaluate(`document.activeElement.id`, &at))
 		if at == id {
 			return n
 		}
@@ -446,6 +458,63 @@ func TestConsole(t *testing.T) {
 		}
 	})
 
+	t.Run("the preview endpoint agrees with explain, client by client", func(t *testing.T) {
+		type share struct {
+			Name  string  `json:"name"`
+			Share float64 `json:"share"`
+		}
+		for _, c := range []struct{ subnet, typ string }{
+			{"198.51.100.0/24", "A"}, {"203.0.113.0/24", "A"}, {"192.0.2.0/24", "A"}, {"2001:db8::/48", "AAAA"},
+		} {
+			var pv struct {
+				Result struct {
+					Now struct {
+						Pools []struct {
+							Name    string  `json:"name"`
+							Share   float64 `json:"share"`
+							Origins []share `json:"origins"`
+						} `json:"pools"`
+					} `json:"now"`
+				} `json:"result"`
+			}
+			if st := f.g.call("POST", "/api/v1/load_balancers/"+f.www+"/preview", map[string]any{
+				"clients": []map[string]any{{"subnet": c.subnet}}, "type": c.typ}, &pv); st != http.StatusOK {
+				t.Fatalf("preview %s: %d", c.subnet, st)
+			}
+			var x struct {
+				Result struct {
+					Decision struct {
+						Pool struct {
+							Name string `json:"name"`
+						} `json:"pool"`
+						Origins struct {
+							Eligible []share `json:"eligible"`
+						} `json:"origin_steering"`
+					} `json:"decision"`
+				} `json:"result"`
+			}
+			addr, _, _ := strings.Cut(c.subnet, "/")
+			f.g.call("GET", "/api/v1/load_balancers/"+f.www+"/explain?client="+addr+"&ecs="+neturl.QueryEscape(c.subnet)+"&type="+c.typ, nil, &x)
+			d := x.Result.Decision
+			p := pv.Result.Now.Pools
+			if len(p) != 1 || p[0].Name != d.Pool.Name || p[0].Share != 1 {
+				t.Errorf("%s: preview %+v, explain's pool %s", c.subnet, p, d.Pool.Name)
+				continue
+			}
+			want := map[string]float64{}
+			for _, e := range d.Origins.Eligible {
+				want[e.Name] = e.Share
+			}
+			got := map[string]float64{}
+			for _, o := range p[0].Origins {
+				got[o.Name] = o.Share
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s: preview's origin shares %v, explain's %v", c.subnet, got, want)
+			}
+		}
+	})
+
 	t.Run("by keyboard only: a weight saved, an explanation asked", func(t *testing.T) {
 		ctx := browserTab(t)
 		// From the overview: Tab to the web pool's link, Enter, Tab to
@@ -461,9 +530,11 @@ func TestConsole(t *testing.T) {
 		if w := poolWeights(t, f.g, f.web); w["web-c"] != 0.5 || w["web-a"] != 1 {
 			t.Errorf("weights after the keyboard edit: %v, want web-c 0.5", w)
 		}
-		// Explain: Tab to the client field, type, Enter.
-		drive(t, ctx, "explain page", chromedp.Navigate(ui+"#explain"), chromedp.WaitVisible(`#x-client`))
-		tabTo(t, ctx, "x-lb", 20)
+		// Explain: back to the page links, Enter, Tab to the client
+		// field, type, Enter.
+		tabBackTo(t, ctx, "nav-explain", 40)
+		drive(t, ctx, "open explain", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(`#x-client`))
+		tabTo(t, ctx, "x-lb", 5)
 		drive(t, ctx, "pick www", chromedp.KeyEvent("w")) // a select takes its option by the first letter
 		tabTo(t, ctx, "x-client", 5)
 		var pool string
@@ -662,12 +733,22 @@ func TestConsole(t *testing.T) {
 			{"name": "live-1", "address": origin.ip()}}})["id"].(string)
 		f.g.must("POST", "/api/v1/load_balancers", map[string]any{"zone": f.zone, "name": "live.glb.example.com", "default_pools": []any{pool}, "fallback_pool": pool})
 		drive(t, ctx, "the new load balancer appears", waitFor(`document.querySelector('section[data-lb="live.glb.example.com"] li[data-origin="live-1"]')?.dataset.healthy === "true"`, 15*time.Second))
+		// The pool's page, in another tab, once its node has checked.
+		poolTab := browserTab(t)
+		drive(t, poolTab, "pool page", chromedp.Navigate(ui+"#pool/"+pool),
+			waitFor(`document.querySelector('#matrix tr[data-origin="live-1"] td[data-healthy="true"]') !== null`, 15*time.Second),
+			chromedp.Evaluate(`window.glbMarker = 1`, nil))
 		origin.stop()
-		var marker string
+		var marker, cell, poolMarker string
 		drive(t, ctx, "its origin goes down", waitFor(`document.querySelector('section[data-lb="live.glb.example.com"] li[data-origin="live-1"]')?.dataset.healthy === "false"`, 15*time.Second),
 			chromedp.Evaluate(`String(window.glbMarker)`, &marker))
-		if marker != "1" {
-			t.Errorf("the page reloaded instead of redrawing")
+		drive(t, poolTab, "the matrix shows it", waitFor(`document.querySelector('#matrix tr[data-origin="live-1"] td[data-healthy="false"]') !== null`, 15*time.Second),
+			chromedp.Text(`#matrix tr[data-origin="live-1"] td[data-healthy="false"]`, &cell), chromedp.Evaluate(`String(window.glbMarker)`, &poolMarker))
+		if marker != "1" || poolMarker != "1" {
+			t.Errorf("a page reloaded instead of redrawing")
+		}
+		if !strings.Contains(cell, "DOWN") || !strings.Contains(cell, "refused") {
+			t.Errorf("the node's cell for live-1 reads %q, want DOWN and the reason", cell)
 		}
 		var cls string
 		drive(t, ctx, "problem", chromedp.AttributeValue(`section[data-lb="live.glb.example.com"]`, "class", &cls, nil))
