@@ -170,7 +170,7 @@ func TestPreviewRandomSteering(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint("down", tc.down), func(t *testing.T) {
 			w2 := *w
-			w2.health = pools.Health{Origins: map[pools.OriginKey]pools.OriginHealth{}}
+			w2.health = flatHealth{Origins: map[pools.OriginKey]pools.OriginHealth{}}
 			for _, p := range tc.down {
 				w2.down(p, p+"1")
 			}
