@@ -91,14 +91,7 @@ func (s *Snapshot) Preview(lb *LB, sample []Sample, qtype QType, locate Locator)
 	var tr Trace
 	var ans Answer
 	for _, c := range sample {
-		req := Request{SourcePrefix: -1, Type: qtype}
-		if c.Subnet.IsValid() {
-			var at netip.Prefix
-			at, req.Subnet, req.SourcePrefix = lb.ClientSubnet(c.Subnet.Addr(), c.Subnet)
-			req.Client = locate(at)
-		} else {
-			req.Client, _ = Place(c.Region, c.Country)
-		}
+		req := lb.sampleRequest(c, qtype, locate)
 		for _, d := range draws {
 			w := d.odds / float64(len(sample))
 			s.Decide(lb, &req, fixedRand(d.u), &ans, &tr)
@@ -138,6 +131,20 @@ func (s *Snapshot) Preview(lb *LB, sample []Sample, qtype QType, locate Locator)
 	}
 	sort.SliceStable(out.Pools, func(i, j int) bool { return out.Pools[i].Share > out.Pools[j].Share })
 	return out
+}
+
+// sampleRequest is the query a sample client asks: a subnet as the ECS
+// subnet of a query from its first address, a place as located by Place.
+func (l *LB) sampleRequest(c Sample, qtype QType, locate Locator) Request {
+	req := Request{SourcePrefix: -1, Type: qtype}
+	if c.Subnet.IsValid() {
+		var at netip.Prefix
+		at, req.Subnet, req.SourcePrefix = l.ClientSubnet(c.Subnet.Addr(), c.Subnet)
+		req.Client = locate(at)
+	} else {
+		req.Client, _ = Place(c.Region, c.Country)
+	}
+	return req
 }
 
 // draw is one way the random part of a decision can go and its odds.

@@ -12,7 +12,7 @@ import (
 )
 
 // locator locates subnets by the world's operator networks alone.
-func locator(t *testing.T, w *world) func(netip.Prefix) geodata.Location {
+func locator(t *testing.T, w *world) Locator {
 	t.Helper()
 	nets, err := geodata.NewNetworks(w.cfg.Networks)
 	if err != nil {
@@ -51,20 +51,13 @@ func assertFlat(t *testing.T, what string, got Shares, want map[string]float64) 
 
 // drawn decides n times for each client with real random draws and
 // returns the shares of first records: what Preview must predict.
-func drawn(t *testing.T, s *Snapshot, lb *LB, sample []Sample, loc func(netip.Prefix) geodata.Location, n int) map[string]float64 {
+func drawn(t *testing.T, s *Snapshot, lb *LB, sample []Sample, loc Locator, n int) map[string]float64 {
 	t.Helper()
 	rnd := rand.New(rand.NewPCG(3, 4))
 	out := map[string]float64{}
 	var ans Answer
 	for _, c := range sample {
-		req := Request{SourcePrefix: -1, Type: QTypeA}
-		if c.Subnet.IsValid() {
-			var at netip.Prefix
-			at, req.Subnet, req.SourcePrefix = lb.ClientSubnet(c.Subnet.Addr(), c.Subnet)
-			req.Client = loc(at)
-		} else {
-			req.Client, _ = Place(c.Region, c.Country)
-		}
+		req := lb.sampleRequest(c, QTypeA, loc)
 		for range n {
 			s.Decide(lb, &req, rnd, &ans, nil)
 			w := 1 / float64(n*len(sample))
