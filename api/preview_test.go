@@ -50,18 +50,6 @@ func previewEnv(t *testing.T, opt func(*api.Options)) *env {
 	return e
 }
 
-// shares flattens a Shares to "pool" and "pool/origin" → share.
-func shares(s *steering.Shares) map[string]float64 {
-	out := map[string]float64{}
-	for _, p := range s.Pools {
-		out[p.Name] = p.Share
-		for _, o := range p.Origins {
-			out[p.Name+"/"+o.Name] = o.Share
-		}
-	}
-	return out
-}
-
 func near(got, want map[string]float64) bool {
 	if len(got) != len(want) {
 		return false
@@ -89,8 +77,8 @@ func TestPreview(t *testing.T) {
 	r.json(t, &got)
 	p := got.Result
 	// A question: a and b are web-eu's IPv4 origins, weighted 0.4 and 0.3.
-	if want := map[string]float64{"web-eu": 1, "web-eu/a": 4.0 / 7, "web-eu/b": 3.0 / 7}; !near(shares(&p.Now), want) {
-		t.Errorf("now %v, want %v", shares(&p.Now), want)
+	if want := map[string]float64{"web-eu": 1, "web-eu/a": 4.0 / 7, "web-eu/b": 3.0 / 7}; !near(p.Now.ByName(), want) {
+		t.Errorf("now %v, want %v", p.Now.ByName(), want)
 	}
 	if p.After != nil || p.Clients != 4 || p.Type != "A" || p.Revision < 5 {
 		t.Errorf("preview without edits: %+v", p)
@@ -109,11 +97,11 @@ func TestPreview(t *testing.T) {
 		t.Fatalf("preview with edits: %d %s", r.status, r.body)
 	}
 	r.json(t, &got)
-	if want := map[string]float64{"web-eu": 1, "web-eu/a": 0.2, "web-eu/b": 0.3, "web-eu/d": 0.5}; got.Result.After == nil || !near(shares(got.Result.After), want) {
+	if want := map[string]float64{"web-eu": 1, "web-eu/a": 0.2, "web-eu/b": 0.3, "web-eu/d": 0.5}; got.Result.After == nil || !near(got.Result.After.ByName(), want) {
 		t.Errorf("after %+v, want %v", got.Result.After, want)
 	}
-	if !near(shares(&got.Result.Now), shares(&p.Now)) {
-		t.Errorf("now moved with an unsaved edit: %v", shares(&got.Result.Now))
+	if !near(got.Result.Now.ByName(), p.Now.ByName()) {
+		t.Errorf("now moved with an unsaved edit: %v", got.Result.Now.ByName())
 	}
 	// Nothing was stored (and the audit check finds no entry).
 	var stored struct{ Result pools.Pool }
@@ -125,7 +113,7 @@ func TestPreview(t *testing.T) {
 	// AAAA: only c has an IPv6 address.
 	got = struct{ Result api.Preview }{}
 	e.do("POST", path, map[string]any{"clients": sample, "type": "aaaa"}).json(t, &got)
-	if want := map[string]float64{"web-eu": 1, "web-eu/c": 1}; got.Result.Type != "AAAA" || !near(shares(&got.Result.Now), want) {
+	if want := map[string]float64{"web-eu": 1, "web-eu/c": 1}; got.Result.Type != "AAAA" || !near(got.Result.Now.ByName(), want) {
 		t.Errorf("AAAA %+v", got.Result)
 	}
 
@@ -134,7 +122,7 @@ func TestPreview(t *testing.T) {
 	got = struct{ Result api.Preview }{}
 	e.do("POST", path, map[string]any{"clients": sample, "edits": map[string]any{
 		"load_balancer": map[string]any{"default_pools": []string{other, f.pool}}}}).json(t, &got)
-	if want := map[string]float64{"other": 1, "other/o": 1}; got.Result.After == nil || !near(shares(got.Result.After), want) {
+	if want := map[string]float64{"other": 1, "other/o": 1}; got.Result.After == nil || !near(got.Result.After.ByName(), want) {
 		t.Errorf("after reordering %+v, want %v", got.Result.After, want)
 	}
 }

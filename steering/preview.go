@@ -53,6 +53,19 @@ type Shares struct {
 	NoRecords float64 `json:"no_records"`
 }
 
+// ByName maps each pool's name, and "pool/origin" for each origin, to
+// its share: the shape to compare two previews by.
+func (sh *Shares) ByName() map[string]float64 {
+	out := map[string]float64{}
+	for _, p := range sh.Pools {
+		out[p.Name] = p.Share
+		for _, o := range p.Origins {
+			out[p.Name+"/"+o.Name] = o.Share
+		}
+	}
+	return out
+}
+
 // PoolShare is the share of all answers that come from one pool.
 type PoolShare struct {
 	ID    string  `json:"id"`

@@ -22,21 +22,9 @@ func locator(t *testing.T, w *world) Locator {
 	return func(p netip.Prefix) geodata.Location { return r.Resolve(p, nets) }
 }
 
-// flat maps "pool" and "pool/origin" to their shares.
-func flat(sh Shares) map[string]float64 {
-	out := map[string]float64{}
-	for _, p := range sh.Pools {
-		out[p.Name] = p.Share
-		for _, o := range p.Origins {
-			out[p.Name+"/"+o.Name] = o.Share
-		}
-	}
-	return out
-}
-
 func assertFlat(t *testing.T, what string, got Shares, want map[string]float64) {
 	t.Helper()
-	g := flat(got)
+	g := got.ByName()
 	for k, v := range want {
 		if math.Abs(g[k]-v) > 1e-9 {
 			t.Errorf("%s: %s has %.4f, want %.4f (all: %v)", what, k, g[k], v, g)
