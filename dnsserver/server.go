@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +18,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/glb-dns/glb/dnsserver/dnssec"
-	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/steering"
 )
 
@@ -87,7 +87,7 @@ type Server struct {
 // live is a published snapshot with its metric children bound.
 type live struct {
 	snap *Snapshot
-	lbm  []lbMetrics
+	lbm  []*lbMetrics
 }
 
 // New validates cfg and registers the metrics. Nothing listens until Start.
@@ -134,82 +134,68 @@ func (s *Server) Publish(snap *Snapshot) {
 	s.pubMu.Lock()
 	defer s.pubMu.Unlock()
 	m := s.metrics
-	lv := &live{snap: snap, lbm: make([]lbMetrics, len(snap.lbs))}
+	lv := &live{snap: snap, lbm: make([]*lbMetrics, len(snap.lbs))}
 	st := snap.steer
-	// A load balancer shared with the previous snapshot (steering.Update
-	// kept it) keeps its children: binding every load balancer again would
-	// make each small change cost the whole estate. Only the children of
-	// load balancers that are new or gone are bound or deleted.
+	// A load balancer that counts into the same children as before (the
+	// same one, or one recompiled under the same name with the same pools)
+	// keeps them: binding every load balancer again would make each small
+	// change cost the whole estate. Load balancers keep their positions
+	// from one snapshot to the next, so the previous one is found there,
+	// by a map only when the lists have parted. Only the children of load
+	// balancers that are new or gone are bound or deleted.
 	prev := s.live.Load()
-	kept := map[*steering.LB]int{}
-	if prev != nil {
-		kept = make(map[*steering.LB]int, len(prev.snap.lbs))
-		for i, lb := range prev.snap.lbs {
-			kept[lb] = i
+	var kept []bool
+	var byName map[string]int
+	previous := func(idx int, lb *steering.LB) int {
+		if prev == nil {
+			return -1
 		}
+		if idx < len(prev.snap.lbs) && prev.snap.lbs[idx].Name() == lb.Name() {
+			return idx
+		}
+		if byName == nil {
+			byName = make(map[string]int, len(prev.snap.lbs))
+			for i, l := range prev.snap.lbs {
+				byName[l.Name()] = i
+			}
+		}
+		if i, ok := byName[lb.Name()]; ok {
+			return i
+		}
+		return -1
 	}
-	var poolIdx map[string]int32
-	var cfgLB map[string]*pools.LoadBalancer
+	if prev != nil {
+		kept = make([]bool, len(prev.snap.lbs))
+	}
 	added, addedL := map[[2]string]bool{}, map[string]bool{}
-	inNew := make(map[*steering.LB]bool, len(snap.lbs))
 	for idx, lb := range snap.lbs {
-		inNew[lb] = true
-		lm := &lv.lbm[idx]
-		if i, ok := kept[lb]; ok && prev.lbm[i].other != nil {
-			*lm = prev.lbm[i]
+		if i := previous(idx, lb); i >= 0 && !kept[i] && sameChildren(prev.snap.lbs[i], prev.snap.steer, lb, st) {
+			kept[i] = true
+			lv.lbm[idx] = prev.lbm[i]
 			continue
 		}
-		if cfgLB == nil {
-			cfg := st.Config()
-			poolIdx = make(map[string]int32, st.NumPools())
-			for i := range int32(st.NumPools()) {
-				if id := st.PoolID(i); id != "" {
-					poolIdx[id] = i
-				}
-			}
-			cfgLB = make(map[string]*pools.LoadBalancer, len(cfg.LoadBalancers))
-			for i := range cfg.LoadBalancers {
-				cfgLB[cfg.LoadBalancers[i].ID] = &cfg.LoadBalancers[i]
-			}
-		}
 		name := lb.Name()
-		if l := cfgLB[lb.ID()]; l != nil {
-			seen := map[int32]bool{}
-			add := func(ids []string) {
-				for _, id := range ids {
-					p, ok := poolIdx[id]
-					if !ok || seen[p] {
-						continue
-					}
-					seen[p] = true
-					labels := [2]string{name, st.PoolName(p)}
-					added[labels] = true
-					lm.pools = append(lm.pools, poolCounter{pool: p, c: m.answers.WithLabelValues(labels[0], labels[1])})
-				}
-			}
-			add(l.DefaultPools)
-			add([]string{l.FallbackPool})
-			for _, ids := range l.RegionPools {
-				add(ids)
-			}
-			for _, ids := range l.CountryPools {
-				add(ids)
-			}
+		lm := &lbMetrics{}
+		for _, p := range lb.Pools() {
+			labels := [2]string{name, st.PoolName(p)}
+			added[labels] = true
+			lm.pools = append(lm.pools, poolCounter{pool: p, c: m.answers.WithLabelValues(labels[0], labels[1])})
 		}
-		// A load balancer missing from the configuration (none should be)
-		// still gets counters, so that counting never meets a nil.
+		// other counts a pool not bound up front (none should be), so
+		// that counting never meets a nil.
 		lm.other = m.answers.WithLabelValues(name, "other")
 		added[[2]string{name, "other"}] = true
 		lm.fallback = m.fallback.WithLabelValues(name)
 		lm.failOpen = m.failOpen.WithLabelValues(name)
 		addedL[name] = true
+		lv.lbm[idx] = lm
 	}
 	s.live.Store(lv)
 	// Children of load balancers and pools that are gone are deleted, so
 	// that the label sets follow the configuration rather than grow.
 	if prev != nil {
 		for i, lb := range prev.snap.lbs {
-			if inNew[lb] {
+			if kept[i] {
 				continue
 			}
 			name := lb.Name()
@@ -227,6 +213,24 @@ func (s *Server) Publish(snap *Snapshot) {
 	}
 	m.snapshots.Inc()
 	s.log.Info("dns snapshot published", "revision", st.Revision(), "zones", len(snap.zones), "load_balancers", len(snap.lbs))
+}
+
+// sameChildren reports whether load balancer b of snapshot bs counts into
+// the same children as a of as: the same name, the same pool indices under
+// the same pool names.
+func sameChildren(a *steering.LB, as *steering.Snapshot, b *steering.LB, bs *steering.Snapshot) bool {
+	if a == b {
+		return true // kept by steering.Update: none of its pools changed
+	}
+	if a.Name() != b.Name() || !slices.Equal(a.Pools(), b.Pools()) {
+		return false
+	}
+	for _, p := range a.Pools() {
+		if as.PoolName(p) != bs.PoolName(p) {
+			return false
+		}
+	}
+	return true
 }
 
 // Addr is the bound address (UDP and TCP), valid after Start.

@@ -30,6 +30,11 @@ func (s *Snapshot) compileOrigins(p int32) error {
 	}
 	tails := make([][]byte, pools.MaxOriginsPerPool)
 	hosts := make([][]byte, pools.MaxOriginsPerPool)
+	// An address or a name: 1 + 10 + 255 bytes at most, so a small buffer
+	// (tail's 64 KiB per origin dominated large compiles), one per pool;
+	// the tails share one slab.
+	buf := make([]byte, 512)
+	var slab []byte
 	for j := range int32(n) {
 		o := s.steer.Origin(first + j)
 		hdr := dns.RR_Header{Name: ".", Class: dns.ClassINET}
@@ -50,14 +55,17 @@ func (s *Snapshot) compileOrigins(p int32) error {
 			hdr.Rrtype = dns.TypeAAAA
 			rr = &dns.AAAA{Hdr: hdr, AAAA: o.Addr.AsSlice()}
 		}
-		// An address or a name: 1 + 10 + 255 bytes at most, so a small
-		// buffer (tail's 64 KiB per origin dominated large compiles).
-		var buf [512]byte
-		m, err := dns.PackRR(rr, buf[:], 0, nil, false)
+		m, err := dns.PackRR(rr, buf, 0, nil, false)
 		if err != nil {
 			return fmt.Errorf("origin %s: %w", o.Name, err)
 		}
-		tails[j] = append([]byte(nil), buf[1:m]...)
+		tail := buf[1:m]
+		if cap(slab)-len(slab) < len(tail) {
+			slab = make([]byte, 0, max(len(tail), 16*(int(n)-int(j))))
+		}
+		start := len(slab)
+		slab = append(slab, tail...)
+		tails[j] = slab[start:len(slab):len(slab)]
 	}
 	s.origins[p], s.hosts[p] = tails, hosts
 	return nil

@@ -78,16 +78,29 @@ func NewTally() *Tally {
 // revision and its monitor's freshness window stay the same; a new rule
 // recombines the whole pool.
 func (t *Tally) Configure(cfg *pools.Config) {
-	rules := map[string]*poolRule{}
+	rules := make(map[string]*poolRule, len(t.rules))
+	clear(t.windows)
 	if cfg != nil {
-		rules = poolRules(cfg)
-	}
-	for id, r := range rules {
-		if old := t.rules[id]; old != nil && old.rev == r.rev && old.modified.Equal(r.modified) && old.window == r.window {
-			rules[id] = old
-			continue
+		monitors := make(map[string]*pools.Monitor, len(cfg.Monitors))
+		for i := range cfg.Monitors {
+			monitors[cfg.Monitors[i].ID] = &cfg.Monitors[i]
 		}
-		t.dirtyPools[id] = struct{}{}
+		for i := range cfg.Pools {
+			p := &cfg.Pools[i]
+			m := monitors[p.Monitor]
+			if p.Monitor == "" || m == nil {
+				continue
+			}
+			r := t.rules[p.ID]
+			if r == nil || r.rev != p.Revision || !r.modified.Equal(p.ModifiedOn) || r.window != 3*checkPeriod(m) {
+				// A rule is built only for a pool that changed: a write
+				// to one pool costs one rule, not the estate's origins.
+				r = newPoolRule(p, m)
+				t.dirtyPools[p.ID] = struct{}{}
+			}
+			rules[p.ID] = r
+			t.windows[r.window]++
+		}
 	}
 	for id := range t.rules {
 		if rules[id] == nil {
@@ -95,10 +108,6 @@ func (t *Tally) Configure(cfg *pools.Config) {
 		}
 	}
 	t.rules = rules
-	clear(t.windows)
-	for _, r := range rules {
-		t.windows[r.window]++
-	}
 }
 
 // Apply takes one node's update: a new heartbeat, region, entries.

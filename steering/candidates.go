@@ -32,7 +32,7 @@ func (s *Snapshot) candidates(lb *LB, req *Request, rnd Rand, buf *[2 * pools.Ma
 		if req.Client.HasCoordinates {
 			c := unitVector(req.Client.Latitude, req.Client.Longitude)
 			for i := range n {
-				p := &s.pools[buf[i]]
+				p := s.pools[buf[i]]
 				keys[i] = math.Inf(1) // no coordinates: after the others, in order
 				if p.hasCoords {
 					// 1 - cos(angle): increases with distance, cheap to compute.

@@ -96,7 +96,7 @@ func (s *Snapshot) Decide(lb *LB, req *Request, rnd Rand, ans *Answer, tr *Trace
 		ans.Fallback = true
 	}
 	ans.Pool = pi
-	p := &s.pools[pi]
+	p := s.pools[pi]
 
 	// Step 5: the original eligible origins, failing open on a pool with
 	// no healthy eligible origin rather than answering nothing.

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,7 +24,9 @@ type Snapshot struct {
 	lbByName map[string]*LB
 	// pools by index; a pool deleted by Update leaves an empty slot (id
 	// "") so that the indices held by load balancers stay valid.
-	pools    []pool
+	// Pointers: Update copies the list for every change, and a pointer is
+	// all it needs to copy of a pool it keeps.
+	pools    []*pool
 	poolByID map[string]int32
 	// region is the answering node's region index (-1: none), which
 	// dynamic_latency uses for clients of unknown location.
@@ -117,7 +120,14 @@ type LB struct {
 	// locationDependent: the pool order or the origin set depends on where
 	// the client is, whatever the health (ECS scope rule, §2 step 8).
 	locationDependent bool
+	// all is every pool the load balancer refers to, each once, ascending.
+	all []int32
 }
+
+// Pools lists the indices of every pool the load balancer refers to (its
+// defaults, fallback, region and country pools), each once, in ascending
+// order. Read only.
+func (l *LB) Pools() []int32 { return l.all }
 
 func (l *LB) ID() string     { return l.id }
 func (l *LB) Name() string   { return l.name }
@@ -233,7 +243,7 @@ func CompileFor(cfg *pools.Config, h *pools.Health, opts Options) (*Snapshot, er
 		gen:      generation.Add(1),
 	}
 	monitors := monitorSet(cfg)
-	s.pools = make([]pool, 0, len(cfg.Pools))
+	s.pools = make([]*pool, 0, len(cfg.Pools))
 	for i := range cfg.Pools {
 		idx := int32(len(s.pools))
 		cp, err := compilePool(&cfg.Pools[i], idx, monitors, h)
@@ -288,14 +298,14 @@ func zoneNames(cfg *pools.Config) map[string]string {
 }
 
 // compilePool compiles p as pool index idx.
-func compilePool(p *pools.Pool, idx int32, monitors map[string]bool, h *pools.Health) (pool, error) {
+func compilePool(p *pools.Pool, idx int32, monitors map[string]bool, h *pools.Health) (*pool, error) {
 	if len(p.Origins) > pools.MaxOriginsPerPool {
-		return pool{}, fmt.Errorf("pool %s: %d origins, more than %d", p.ID, len(p.Origins), pools.MaxOriginsPerPool)
+		return nil, fmt.Errorf("pool %s: %d origins, more than %d", p.ID, len(p.Origins), pools.MaxOriginsPerPool)
 	}
 	if p.Monitor != "" && !monitors[p.Monitor] {
-		return pool{}, fmt.Errorf("pool %s: monitor %s does not exist", p.ID, p.Monitor)
+		return nil, fmt.Errorf("pool %s: monitor %s does not exist", p.ID, p.Monitor)
 	}
-	cp := pool{
+	cp := &pool{
 		id:         p.ID,
 		name:       p.Name,
 		rev:        p.Revision,
@@ -451,6 +461,15 @@ func (s *Snapshot) compileLB(l *pools.LoadBalancer, zones map[string]string) (*L
 		lb.randomWeights[i] = w
 	}
 	lb.dynRegion = s.dynamicRegions(lb.defaults)
+	lb.all = append(slices.Clone(lb.defaults), lb.fallback)
+	for _, list := range lb.regionPools {
+		lb.all = append(lb.all, list...)
+	}
+	for _, list := range lb.countryPools {
+		lb.all = append(lb.all, list...)
+	}
+	slices.Sort(lb.all)
+	lb.all = slices.Compact(lb.all)
 	lb.locationDependent = lb.policy == pools.SteeringGeo || lb.policy == pools.SteeringProximity ||
 		lb.policy == pools.SteeringDynamicLatency || lb.spillover != pools.AffinityDisabled
 	return lb, nil

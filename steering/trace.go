@@ -129,7 +129,7 @@ func (tr *Trace) begin(s *Snapshot, lb *LB, req *Request) {
 
 func (tr *Trace) candidates(s *Snapshot, lb *LB, req *Request, list []int32, geoLen int, geoSrc string, keys []float64) {
 	for i, pi := range list {
-		p := &s.pools[pi]
+		p := s.pools[pi]
 		c := TraceCandidate{ID: p.id, Name: p.name, Enabled: p.enabled, Healthy: p.ok,
 			HealthyOrigins: p.healthyCount, MinimumOrigins: p.minimum, Source: "default_pools"}
 		switch {

@@ -27,8 +27,9 @@ func (s *Snapshot) Rebuilt() []int32 { return s.rebuilt }
 // changed since prev: the pools whose configuration changed or that are
 // in healthChanged (pool ids whose origins' health or RTT changed, as
 // pools.ChangedPools finds them), and the load balancers that changed or
-// use such a pool. Everything else is shared with prev, which stays valid. The result answers exactly as
-// Compile(cfg, h) would, with the options of prev.
+// use such a pool. Everything else is shared with prev, which stays
+// valid. The result answers exactly as Compile(cfg, h) would, with the
+// options of prev.
 func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged map[string]bool) (*Snapshot, error) {
 	if h == nil {
 		h = &pools.Health{}
@@ -41,20 +42,18 @@ func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged ma
 		region:   prev.region,
 		gen:      generation.Add(1),
 		parent:   prev.gen,
-		pools:    make([]pool, len(prev.pools), len(prev.pools)+1),
+		pools:    make([]*pool, len(prev.pools), len(prev.pools)+1),
 		poolByID: prev.poolByID,
 	}
 	copy(s.pools, prev.pools)
 	monitors := monitorSet(cfg)
 	dirty := make([]bool, len(prev.pools), len(prev.pools)+1)
-	present := make(map[string]bool, len(cfg.Pools))
 	cloned := false
 	for i := range cfg.Pools {
 		p := &cfg.Pools[i]
-		present[p.ID] = true
 		idx, ok := prev.poolByID[p.ID]
 		if ok {
-			old := &prev.pools[idx]
+			old := prev.pools[idx]
 			if old.rev == p.Revision && old.modified.Equal(p.ModifiedOn) && !healthChanged[p.ID] &&
 				(p.Monitor == "" || monitors[p.Monitor]) {
 				continue
@@ -64,7 +63,7 @@ func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged ma
 				s.poolByID, cloned = maps.Clone(prev.poolByID), true
 			}
 			idx = int32(len(s.pools))
-			s.pools = append(s.pools, pool{})
+			s.pools = append(s.pools, nil)
 			dirty = append(dirty, false)
 			s.poolByID[p.ID] = idx
 		}
@@ -75,7 +74,13 @@ func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged ma
 		s.pools[idx], dirty[idx] = cp, true
 		s.rebuilt = append(s.rebuilt, idx)
 	}
-	if len(present) != len(s.poolByID) {
+	// Pool ids are unique, so a configuration with fewer pools than the
+	// index knows has lost some: only then is it worth finding which.
+	if len(cfg.Pools) != len(s.poolByID) {
+		present := make(map[string]bool, len(cfg.Pools))
+		for i := range cfg.Pools {
+			present[cfg.Pools[i].ID] = true
+		}
 		for id, idx := range s.poolByID {
 			if present[id] {
 				continue
@@ -84,16 +89,30 @@ func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged ma
 				s.poolByID, cloned = maps.Clone(prev.poolByID), true
 			}
 			delete(s.poolByID, id)
-			s.pools[idx], dirty[idx] = pool{first: idx * originStride}, true
+			s.pools[idx], dirty[idx] = &pool{first: idx * originStride}, true
 			s.rebuilt = append(s.rebuilt, idx)
 		}
 	}
 
 	zones := zoneNames(cfg)
 	prevZones := zoneNames(prev.cfg)
-	prevLBs := make(map[string]*LB, len(prev.lbs))
-	for _, l := range prev.lbs {
-		prevLBs[l.id] = l
+	// Load balancers keep their order from one configuration to the next:
+	// the previous one is found at the same position, by a map only once
+	// the lists have parted (a load balancer added, deleted, toggled).
+	var prevLBs map[string]*LB
+	j := 0
+	previous := func(id string) *LB {
+		if prevLBs == nil {
+			if j < len(prev.lbs) && prev.lbs[j].id == id {
+				j++
+				return prev.lbs[j-1]
+			}
+			prevLBs = make(map[string]*LB, len(prev.lbs))
+			for _, l := range prev.lbs {
+				prevLBs[l.id] = l
+			}
+		}
+		return prevLBs[id]
 	}
 	s.lbs = make([]*LB, 0, len(cfg.LoadBalancers))
 	s.lbByName = make(map[string]*LB, len(cfg.LoadBalancers))
@@ -102,7 +121,7 @@ func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged ma
 		if !l.Enabled {
 			continue
 		}
-		lb := prevLBs[l.ID]
+		lb := previous(l.ID)
 		if lb == nil || lb.rev != l.Revision || !lb.modified.Equal(l.ModifiedOn) ||
 			zones[l.Zone] != prevZones[l.Zone] || lb.uses(dirty) {
 			var err error

@@ -20,6 +20,9 @@ type lastGoodWriter struct {
 	log         *slog.Logger
 	minInterval time.Duration
 
+	// enc keeps the encoding of the objects written before (run only).
+	enc *configEncoder
+
 	mu      sync.Mutex
 	pending *pools.Config
 	wake    chan struct{}
@@ -28,7 +31,7 @@ type lastGoodWriter struct {
 }
 
 func newLastGoodWriter(dir string, log *slog.Logger) *lastGoodWriter {
-	return &lastGoodWriter{dir: dir, log: log.With("component", "lastgood"), minInterval: time.Second,
+	return &lastGoodWriter{dir: dir, log: log.With("component", "lastgood"), minInterval: time.Second, enc: &configEncoder{},
 		wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 }
 
@@ -69,7 +72,7 @@ func (w *lastGoodWriter) writePending() {
 	if cfg == nil {
 		return
 	}
-	if err := saveLastGood(w.dir, cfg); err != nil {
+	if err := saveLastGood(w.dir, cfg, w.enc); err != nil {
 		w.log.Error("saving the last good snapshot", "revision", cfg.Revision, "err", err)
 	}
 }
