@@ -31,14 +31,11 @@ type Snapshot struct {
 	// zones by apex in lower-case wire form: a suffix of a query name in
 	// that form is itself a valid key, so finding the zone is re-slicing.
 	zones map[string]*zone
-	// origins[p][j] is origin j of pool p of steer as an A, AAAA or CNAME
-	// record tail (type, class, TTL, rdlength, rdata); the TTL is the load
-	// balancer's, written over it per answer. By pool, so that an update
-	// shares the records of every pool it does not rebuild.
-	origins [][][]byte
-	// hosts[p][j] is the CNAME target of a hostname origin (wire, lower case).
-	hosts [][][]byte
-	lbs   []*steering.LB // by node.lb index, for metrics
+	// records[p] holds the origins of pool p of steer. By pool, and by
+	// pointer, so that an update shares the records of every pool it does
+	// not rebuild at the cost of a pointer each.
+	records []*poolRecords
+	lbs     []*steering.LB // by node.lb index, for metrics
 }
 
 type zone struct {
@@ -122,8 +119,7 @@ func Compile(st *steering.Snapshot, loc Locator) (*Snapshot, error) {
 	for _, z := range s.zones {
 		z.nsecTypes()
 	}
-	s.origins = make([][][]byte, st.NumPools())
-	s.hosts = make([][][]byte, st.NumPools())
+	s.records = make([]*poolRecords, st.NumPools())
 	for p := range int32(st.NumPools()) {
 		if err := s.compileOrigins(p); err != nil {
 			return nil, err

@@ -10,15 +10,25 @@ import (
 	"github.com/glb-dns/glb/steering"
 )
 
+// poolRecords are the records of one pool's origins.
+type poolRecords struct {
+	// tails[j] is origin j as an A, AAAA or CNAME record tail (type,
+	// class, TTL, rdlength, rdata); the TTL is the load balancer's,
+	// written over it per answer.
+	tails [][]byte
+	// hosts[j] is the CNAME target of a hostname origin (wire, lower case).
+	hosts [][]byte
+}
+
 // originTail is the record tail of origin i of the steering snapshot
 // (Answer.Origins holds such indices).
 func (s *Snapshot) originTail(i int32) []byte {
-	return s.origins[i/pools.MaxOriginsPerPool][i%pools.MaxOriginsPerPool]
+	return s.records[i/pools.MaxOriginsPerPool].tails[i%pools.MaxOriginsPerPool]
 }
 
 // hostTail is the CNAME target of hostname origin i.
 func (s *Snapshot) hostTail(i int32) []byte {
-	return s.hosts[i/pools.MaxOriginsPerPool][i%pools.MaxOriginsPerPool]
+	return s.records[i/pools.MaxOriginsPerPool].hosts[i%pools.MaxOriginsPerPool]
 }
 
 // compileOrigins builds the record tails of the origins of pool p of the
@@ -67,7 +77,7 @@ func (s *Snapshot) compileOrigins(p int32) error {
 		slab = append(slab, tail...)
 		tails[j] = slab[start:len(slab):len(slab)]
 	}
-	s.origins[p], s.hosts[p] = tails, hosts
+	s.records[p] = &poolRecords{tails: tails, hosts: hosts}
 	return nil
 }
 
@@ -105,10 +115,8 @@ func Update(prev *Snapshot, st *steering.Snapshot, loc Locator) (*Snapshot, erro
 	}
 
 	s := &Snapshot{steer: st, loc: loc, zones: maps.Clone(prev.zones), lbs: lbs}
-	s.origins = make([][][]byte, st.NumPools())
-	s.hosts = make([][][]byte, st.NumPools())
-	copy(s.origins, prev.origins)
-	copy(s.hosts, prev.hosts)
+	s.records = make([]*poolRecords, st.NumPools())
+	copy(s.records, prev.records)
 	for _, p := range st.Rebuilt() {
 		if err := s.compileOrigins(p); err != nil {
 			return nil, err

@@ -77,29 +77,48 @@ func applyKind[T any, P interface {
 	if len(changes) == 0 {
 		return list
 	}
-	pos := make(map[string]int, len(list))
-	for i := range list {
-		pos[id(&list[i])] = i
-	}
 	out := slices.Clone(list)
+	// A few changes (the usual case) find their objects by a scan; an
+	// index of the whole list would cost more than the change. A change
+	// set names each object once, so neither is updated as it goes.
+	var pos map[string]int
+	if len(changes) > 8 {
+		pos = make(map[string]int, len(out))
+		for i := range out {
+			pos[id(&out[i])] = i
+		}
+	}
+	find := func(key string) int {
+		if pos != nil {
+			if i, ok := pos[key]; ok {
+				return i
+			}
+			return -1
+		}
+		for i := range out {
+			if id(&out[i]) == key {
+				return i
+			}
+		}
+		return -1
+	}
 	deleted := false
 	for _, c := range changes {
-		i, have := pos[c.ID]
+		i := find(c.ID)
 		switch {
-		case c.Object == nil && have:
+		case c.Object == nil && i >= 0:
+			// The slot is emptied (id ""), and dropped below.
 			out[i] = *new(T)
-			pos[c.ID] = -1
 			deleted = true
 		case c.Object == nil:
-		case have && i >= 0:
+		case i >= 0:
 			out[i] = *c.Object.(P)
 		default:
-			pos[c.ID] = len(out)
 			out = append(out, *c.Object.(P))
 		}
 	}
 	if deleted {
-		out = slices.DeleteFunc(out, func(v T) bool { return pos[id(&v)] < 0 || id(&v) == "" })
+		out = slices.DeleteFunc(out, func(v T) bool { return id(&v) == "" })
 	}
 	return out
 }
