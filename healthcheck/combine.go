@@ -87,18 +87,23 @@ type poolRule struct {
 
 // poolRules lists the rules of every pool whose monitor exists.
 func poolRules(cfg *pools.Config) map[string]*poolRule {
+	out := map[string]*poolRule{}
+	monitoredPools(cfg, func(p *pools.Pool, m *pools.Monitor) { out[p.ID] = newPoolRule(p, m) })
+	return out
+}
+
+// monitoredPools calls fn with every pool whose monitor exists.
+func monitoredPools(cfg *pools.Config, fn func(*pools.Pool, *pools.Monitor)) {
 	monitors := make(map[string]*pools.Monitor, len(cfg.Monitors))
 	for i := range cfg.Monitors {
 		monitors[cfg.Monitors[i].ID] = &cfg.Monitors[i]
 	}
-	out := map[string]*poolRule{}
 	for i := range cfg.Pools {
 		p := &cfg.Pools[i]
 		if m := monitors[p.Monitor]; p.Monitor != "" && m != nil {
-			out[p.ID] = newPoolRule(p, m)
+			fn(p, m)
 		}
 	}
-	return out
 }
 
 func newPoolRule(p *pools.Pool, m *pools.Monitor) *poolRule {

@@ -45,7 +45,11 @@ type voter struct {
 	// fresh says, for each window, whether the node's entries were fresh
 	// when last recombined.
 	fresh map[time.Duration]bool
-	keys  map[pools.OriginKey]struct{}
+	// n counts the node's entries. Which they are is found by a scan of
+	// every origin's votes, on the rare events that need them (a restart,
+	// a move to another region, a heartbeat going stale or fresh): a set
+	// per node would cost more memory than the votes themselves.
+	n int
 }
 
 // ballot is one node's state of one origin: what counts, without the names
@@ -81,16 +85,7 @@ func (t *Tally) Configure(cfg *pools.Config) {
 	rules := make(map[string]*poolRule, len(t.rules))
 	clear(t.windows)
 	if cfg != nil {
-		monitors := make(map[string]*pools.Monitor, len(cfg.Monitors))
-		for i := range cfg.Monitors {
-			monitors[cfg.Monitors[i].ID] = &cfg.Monitors[i]
-		}
-		for i := range cfg.Pools {
-			p := &cfg.Pools[i]
-			m := monitors[p.Monitor]
-			if p.Monitor == "" || m == nil {
-				continue
-			}
+		monitoredPools(cfg, func(p *pools.Pool, m *pools.Monitor) {
 			r := t.rules[p.ID]
 			if r == nil || r.rev != p.Revision || !r.modified.Equal(p.ModifiedOn) || r.window != 3*checkPeriod(m) {
 				// A rule is built only for a pool that changed: a write
@@ -100,7 +95,7 @@ func (t *Tally) Configure(cfg *pools.Config) {
 			}
 			rules[p.ID] = r
 			t.windows[r.window]++
-		}
+		})
 	}
 	for id := range t.rules {
 		if rules[id] == nil {
@@ -114,19 +109,17 @@ func (t *Tally) Configure(cfg *pools.Config) {
 func (t *Tally) Apply(u pools.HealthUpdate) {
 	v := t.voters[u.Node]
 	if v == nil {
-		v = &voter{name: u.Node, region: u.Region, fresh: map[time.Duration]bool{}, keys: map[pools.OriginKey]struct{}{}}
+		v = &voter{name: u.Node, region: u.Region, fresh: map[time.Duration]bool{}}
 		t.voters[u.Node] = v
 	}
 	if v.region != u.Region {
 		v.region = u.Region
-		for k := range v.keys {
-			t.dirty[k] = struct{}{}
-		}
+		t.markVoter(v, nil)
 	}
 	// Freshness under the new heartbeat is looked at by Health.
 	v.beat = u.Published
-	if u.Full {
-		for k := range v.keys {
+	if u.Full && v.n > 0 {
+		for k := range t.votes {
 			t.drop(v, k)
 		}
 	}
@@ -152,7 +145,7 @@ func (t *Tally) set(v *voter, s pools.OriginState) {
 		list[i] = e
 	} else {
 		t.votes[k] = slices.Insert(list, i, e)
-		v.keys[k] = struct{}{}
+		v.n++
 	}
 	t.dirty[k] = struct{}{}
 }
@@ -168,8 +161,27 @@ func (t *Tally) drop(v *voter, k pools.OriginKey) {
 	} else {
 		t.votes[k] = list
 	}
-	delete(v.keys, k)
+	v.n--
 	t.dirty[k] = struct{}{}
+}
+
+// markVoter marks dirty the origins v votes on, in the pools whose rule
+// matches (every origin when match is nil).
+func (t *Tally) markVoter(v *voter, match func(*poolRule) bool) {
+	if v.n == 0 {
+		return
+	}
+	for k, list := range t.votes {
+		if _, found := slices.BinarySearchFunc(list, v.name, byVoter); !found {
+			continue
+		}
+		if match != nil {
+			if r := t.rules[k.Pool]; r == nil || !match(r) {
+				continue
+			}
+		}
+		t.dirty[k] = struct{}{}
+	}
 }
 
 // Health recombines what changed since the last call, and what the
@@ -183,11 +195,7 @@ func (t *Tally) Health(now time.Time) *pools.Health {
 				continue
 			}
 			v.fresh[w] = fresh
-			for k := range v.keys {
-				if r := t.rules[k.Pool]; r != nil && r.window == w {
-					t.dirty[k] = struct{}{}
-				}
-			}
+			t.markVoter(v, func(r *poolRule) bool { return r.window == w })
 		}
 		maps.DeleteFunc(v.fresh, func(w time.Duration, _ bool) bool { return t.windows[w] == 0 })
 	}

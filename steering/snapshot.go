@@ -20,8 +20,11 @@ type Snapshot struct {
 	health   *pools.Health
 	built    time.Time
 
-	lbs      []*LB
-	lbByName map[string]*LB
+	lbs []*LB
+	// lbIndex finds a load balancer in lbs by name. Positions outlive the
+	// load balancers recompiled at them, so Update shares the index while
+	// the names keep their places.
+	lbIndex map[string]int32
 	// pools by index; a pool deleted by Update leaves an empty slot (id
 	// "") so that the indices held by load balancers stay valid.
 	// Pointers: Update copies the list for every change, and a pointer is
@@ -168,7 +171,12 @@ func (s *Snapshot) LoadBalancers() []*LB { return s.lbs }
 
 // LoadBalancer finds an enabled load balancer by canonical name (lower
 // case, no trailing dot).
-func (s *Snapshot) LoadBalancer(name string) *LB { return s.lbByName[name] }
+func (s *Snapshot) LoadBalancer(name string) *LB {
+	if i, ok := s.lbIndex[name]; ok {
+		return s.lbs[i]
+	}
+	return nil
+}
 
 // LoadBalancerByID finds a load balancer by id (enabled or not: nil when
 // disabled, since disabled ones are not compiled).
@@ -237,7 +245,7 @@ func CompileFor(cfg *pools.Config, h *pools.Health, opts Options) (*Snapshot, er
 		cfg:      cfg,
 		health:   h,
 		built:    time.Now(),
-		lbByName: make(map[string]*LB, len(cfg.LoadBalancers)),
+		lbIndex:  make(map[string]int32, len(cfg.LoadBalancers)),
 		poolByID: make(map[string]int32, len(cfg.Pools)),
 		region:   regionIndex(opts.Region),
 		gen:      generation.Add(1),
@@ -273,11 +281,11 @@ func CompileFor(cfg *pools.Config, h *pools.Health, opts Options) (*Snapshot, er
 // addLB makes a compiled load balancer answerable by name; Compile and
 // Update both end here, so a name is refused twice the same way.
 func (s *Snapshot) addLB(lb *LB) error {
-	if _, dup := s.lbByName[lb.name]; dup {
+	if _, dup := s.lbIndex[lb.name]; dup {
 		return fmt.Errorf("load balancer %s: name %s used twice", lb.id, lb.name)
 	}
+	s.lbIndex[lb.name] = int32(len(s.lbs))
 	s.lbs = append(s.lbs, lb)
-	s.lbByName[lb.name] = lb
 	return nil
 }
 

@@ -114,8 +114,7 @@ func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged ma
 		}
 		return prevLBs[id]
 	}
-	s.lbs = make([]*LB, 0, len(cfg.LoadBalancers))
-	s.lbByName = make(map[string]*LB, len(cfg.LoadBalancers))
+	lbs := make([]*LB, 0, len(cfg.LoadBalancers))
 	for i := range cfg.LoadBalancers {
 		l := &cfg.LoadBalancers[i]
 		if !l.Enabled {
@@ -129,11 +128,33 @@ func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged ma
 				return nil, fmt.Errorf("load balancer %s (%s): %w", l.ID, l.Name, err)
 			}
 		}
+		lbs = append(lbs, lb)
+	}
+	if samePlaces(prev.lbs, lbs) {
+		s.lbs, s.lbIndex = lbs, prev.lbIndex
+		return s, nil
+	}
+	s.lbIndex = make(map[string]int32, len(lbs))
+	for _, lb := range lbs {
 		if err := s.addLB(lb); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
+}
+
+// samePlaces reports whether every name is where it was: the index of
+// names then holds as it is.
+func samePlaces(a, b []*LB) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].name != b[i].name {
+			return false
+		}
+	}
+	return true
 }
 
 // uses reports whether any pool the load balancer refers to is dirty.

@@ -27,6 +27,9 @@ func answersOf(t *testing.T, s *Snapshot) string {
 	var out []string
 	regions := []string{"", "WEU", "ENAM", "EEU", "SAF"}
 	for _, lb := range s.LoadBalancers() {
+		if got := s.LoadBalancer(lb.Name()); got != lb {
+			t.Errorf("load balancer %s: found by its name as %v", lb.Name(), got)
+		}
 		for i, region := range regions {
 			for _, typ := range []QType{QTypeA, QTypeAAAA} {
 				req := Request{Client: geodata.Location{Region: region, Zone: "z1", Prefix: 24},
@@ -41,6 +44,9 @@ func answersOf(t *testing.T, s *Snapshot) string {
 				out = append(out, string(b))
 			}
 		}
+	}
+	if s.LoadBalancer("nothing.glb.example.com") != nil {
+		t.Error("a name no load balancer has is found")
 	}
 	b, _ := json.Marshal(out)
 	return string(b)
@@ -87,7 +93,7 @@ func TestUpdateAnswersAsCompile(t *testing.T) {
 				cfg2.Revision++
 				h2 := &flatHealth{Origins: maps.Clone(h.Origins), RTT: maps.Clone(h.RTT)}
 				var changed []string
-				switch op := r.IntN(6); op {
+				switch op := r.IntN(7); op {
 				case 0, 1: // a pool's weights and minimum
 					cfg2.Pools = slices.Clone(cfg.Pools)
 					i := r.IntN(len(cfg2.Pools))
@@ -122,6 +128,12 @@ func TestUpdateAnswersAsCompile(t *testing.T) {
 					l.ID, l.Zone, l.Name, l.DefaultPools, l.FallbackPool = "lb-"+id, "z", id+".glb.example.com", []string{id, "p0"}, id
 					l.SteeringPolicy, l.Revision = pools.SteeringDynamicLatency, 1
 					cfg2.LoadBalancers = append(slices.Clone(cfg.LoadBalancers), l)
+				case 6: // two load balancers swap names
+					cfg2.LoadBalancers = slices.Clone(cfg.LoadBalancers)
+					a, b := &cfg2.LoadBalancers[r.IntN(len(cfg2.LoadBalancers))], &cfg2.LoadBalancers[r.IntN(len(cfg2.LoadBalancers))]
+					a.Name, b.Name = b.Name, a.Name
+					a.Revision++
+					b.Revision++
 				case 5: // drop the newest added pool with its load balancer, or disable one
 					cfg2.LoadBalancers = slices.Clone(cfg.LoadBalancers)
 					last := &cfg2.LoadBalancers[len(cfg2.LoadBalancers)-1]

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
 	"testing"
 
@@ -36,10 +37,16 @@ func estate(n int) *pools.Config {
 }
 
 // BenchmarkOnePoolChange is what a node does to serve a change to one pool
-// of 1,600 (102,400 origins): apply the change set, update the steering
-// and DNS snapshots, publish.
+// of 1,600 (102,400 origins) or 16,000 (1,024,000): apply the change set,
+// update the steering and DNS snapshots, publish.
 func BenchmarkOnePoolChange(b *testing.B) {
-	cfg := estate(1600)
+	for _, n := range []int{1600, 16000} {
+		b.Run(fmt.Sprintf("pools=%d", n), func(b *testing.B) { benchmarkOnePoolChange(b, n) })
+	}
+}
+
+func benchmarkOnePoolChange(b *testing.B, n int) {
+	cfg := estate(n)
 	st, err := steering.Compile(cfg, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -48,7 +55,8 @@ func BenchmarkOnePoolChange(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := dnsserver.New(dnsserver.Config{Addr: "127.0.0.1:0", Registerer: prometheus.NewRegistry()})
+	srv, err := dnsserver.New(dnsserver.Config{Addr: "127.0.0.1:0", Registerer: prometheus.NewRegistry(),
+		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
