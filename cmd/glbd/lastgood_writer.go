@@ -12,9 +12,11 @@ import (
 // lastGoodWriter writes the last good configuration after it is served,
 // off the path from a change to DNS: writing a large configuration takes
 // longer than compiling a change to it. Saves that come faster than one
-// write per minInterval coalesce into the newest, so that a burst of
-// changes does not spend the CPU the next change needs on encoding the
-// whole estate again and again; each write is still atomic (saveLastGood).
+// write per minInterval (or per 10 × the last write's duration, when
+// longer: a million origins make a file of hundreds of megabytes) coalesce
+// into the newest, so that a burst of changes does not spend the CPU and
+// the disk the next change needs on writing the whole estate again and
+// again; each write is still atomic (saveLastGood).
 type lastGoodWriter struct {
 	dir         string
 	log         *slog.Logger
@@ -55,13 +57,20 @@ func (w *lastGoodWriter) run(ctx context.Context) {
 			w.writePending()
 			return
 		case <-w.wake:
+			start := time.Now()
 			w.writePending()
 			select {
 			case <-ctx.Done():
-			case <-time.After(w.minInterval):
+			case <-time.After(w.pause(time.Since(start))):
 			}
 		}
 	}
+}
+
+// pause is how long to wait after a write that took took: writing keeps
+// to a tenth of the time at most.
+func (w *lastGoodWriter) pause(took time.Duration) time.Duration {
+	return max(w.minInterval, 10*took)
 }
 
 func (w *lastGoodWriter) writePending() {

@@ -43,3 +43,17 @@ func TestLastGoodWriterCoalesces(t *testing.T) {
 		t.Fatalf("after stopping the file holds %v (%v); want the newest, revision 50", cfg, err)
 	}
 }
+
+// TestLastGoodWriterPausesInProportion: a write that takes long (a large
+// estate) is followed by a pause ten times as long, so that writing the
+// file takes at most a tenth of the node's time; a quick one by the
+// minimum interval.
+func TestLastGoodWriterPausesInProportion(t *testing.T) {
+	w := newLastGoodWriter(t.TempDir(), slog.New(slog.DiscardHandler))
+	if got := w.pause(10 * time.Millisecond); got != time.Second {
+		t.Errorf("after a 10 ms write: pause %v, want the 1 s minimum", got)
+	}
+	if got := w.pause(800 * time.Millisecond); got != 8*time.Second {
+		t.Errorf("after an 800 ms write: pause %v, want 8 s", got)
+	}
+}
