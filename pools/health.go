@@ -157,28 +157,6 @@ func (h *Health) Origins() iter.Seq2[OriginKey, OriginHealth] {
 	}
 }
 
-// RTTs yields every (pool, region) RTT, in no particular order.
-func (h *Health) RTTs() iter.Seq2[PoolRegion, time.Duration] {
-	return func(yield func(PoolRegion, time.Duration) bool) {
-		for id, p := range h.Pools() {
-			for region, d := range p.RTT {
-				if !yield(PoolRegion{Pool: id, Region: region}, d) {
-					return
-				}
-			}
-		}
-	}
-}
-
-// Len is the number of origin entries.
-func (h *Health) Len() int {
-	n := 0
-	for _, p := range h.Pools() {
-		n += len(p.Origins)
-	}
-	return n
-}
-
 // ChangedPools returns the ids of the pools whose health differs between
 // two views (nil views are empty). Pools shared by With are skipped
 // without looking at their entries.
@@ -256,11 +234,6 @@ func (u *HealthUpdate) Changed() bool { return u.Full || len(u.Origins) > 0 || l
 // starts over), Seq with every publication that changes an origin.
 type HealthCursor struct {
 	Epoch, Seq int64
-}
-
-// View is the whole view of a node after a full update.
-func (u *HealthUpdate) View() NodeHealth {
-	return NodeHealth{Node: u.Node, Region: u.Region, Published: u.Published, Origins: u.Origins}
 }
 
 // FullUpdate is the full publication of a whole view.
