@@ -96,18 +96,29 @@ func (n *node) agreedHealth() *pools.Health {
 	return nil
 }
 
+// Store timeouts: a store that does not answer a small read within
+// storeProbe is down; reading a whole configuration (a million origins
+// are tens of megabytes of JSON) or everyone's health at start may take
+// up to fullRead.
+const (
+	storeProbe = 5 * time.Second
+	fullRead   = time.Minute
+)
+
 // start loads the first configuration: from the store, else from the last
 // good snapshot in the data directory, so that DNS answers even when the
 // store is down at start.
 func (n *node) start(ctx context.Context) {
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	n.readHealth(cctx)
-	if err := n.reloadConfig(cctx); err == nil {
-		return
-	} else {
-		n.log.Warn("store unreachable at start", "err", err)
+	pctx, cancel := context.WithTimeout(ctx, storeProbe)
+	_, err := n.store.Revision(pctx)
+	cancel()
+	if err == nil {
+		n.readHealth(ctx)
+		if err = n.reloadConfig(ctx); err == nil {
+			return
+		}
 	}
+	n.log.Warn("store unreachable at start", "err", err)
 	cfg, err := loadLastGood(n.dataDir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -170,14 +181,16 @@ func (n *node) reloadConfigLogged(ctx context.Context) {
 }
 
 func (n *node) reloadConfig(ctx context.Context) error {
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
 	if n.cfg != nil && !n.fromFile {
-		done, err := n.applyChanges(rctx)
+		cctx, cancel := context.WithTimeout(ctx, storeProbe)
+		done, err := n.applyChanges(cctx)
+		cancel()
 		if done || err != nil {
 			return err
 		}
 	}
+	rctx, cancel := context.WithTimeout(ctx, fullRead)
+	defer cancel()
 	cfg, err := n.store.Config(rctx)
 	if err != nil {
 		return err
@@ -200,7 +213,12 @@ func (n *node) takeOwn() {
 // stay as last read, and go stale with their heartbeats.
 func (n *node) readHealth(ctx context.Context) {
 	n.takeOwn()
-	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	// The first read is every node's whole view.
+	timeout := 2 * time.Second
+	if len(n.cursors) == 0 {
+		timeout = fullRead
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
 	ups, err := n.store.HealthSince(rctx, n.cursors)
 	cancel()
 	if err != nil {
