@@ -107,24 +107,43 @@ MAX=$(awk '/Queries per second:/{print int($4)}' "$RUNDIR/logs/max.txt")
 TARGET=$((MAX * LOAD_PCT / 100))
 
 # ---- changes through the API: WRITES_PER_S a second, TTLs of random
-# names, one writer per change a second so a slow request does not slow
-# the others; each writer counts its successful writes in its own file.
-writer() { # id
-  local n=0 next
-  next=$(date +%s.%N)
-  while :; do
-    local i=$((RANDOM % NAMES + 1))
-    curl -s -o /dev/null -f -X PATCH -H 'Content-Type: application/merge-patch+json' \
-      "$GLB/api/v1/load_balancers/lb$i" -d "{\"ttl\": $((RANDOM % 60 + 10))}" && n=$((n + 1))
-    echo "$n" >"$RUNDIR/writes.$1"
-    next=$(awk -v t="$next" 'BEGIN{printf "%.3f", t + 1}')
-    sleep "$(awk -v t="$next" -v now="$(date +%s.%N)" 'BEGIN{d = t - now; if (d < 0) d = 0; printf "%.3f", d}')"
-  done
-}
-for w in $(seq 1 "$WRITES_PER_S"); do
-  writer "$w" &
-  PIDS+=($!)
-done
+# names, from one Python process with a thread per change a second (so a
+# slow request does not slow the others, and the writers take little of
+# the CPU that dnsperf and glbd share); successful writes are counted in
+# writes.txt.
+cat >"$RUNDIR/writer.py" <<EOF
+import http.client, os, random, threading, time
+def writer(counts, k):
+    c = http.client.HTTPConnection("127.0.0.1", $API_PORT, timeout=10)
+    nxt = time.monotonic()
+    while True:
+        i = random.randint(1, $NAMES)
+        body = '{"ttl": %d}' % random.randint(10, 69)
+        try:
+            c.request("PATCH", "/api/v1/load_balancers/lb%d" % i, body, {"Content-Type": "application/merge-patch+json"})
+            r = c.getresponse()
+            r.read()
+            if 200 <= r.status < 300:
+                counts[k] += 1
+        except Exception:
+            c.close()
+            c = http.client.HTTPConnection("127.0.0.1", $API_PORT, timeout=10)
+        nxt += 1
+        time.sleep(max(0, nxt - time.monotonic()))
+counts = [0] * $WRITES_PER_S
+for k in range($WRITES_PER_S):
+    threading.Thread(target=writer, args=(counts, k), daemon=True).start()
+while True:
+    time.sleep(1)
+    with open("$RUNDIR/writes.tmp", "w") as f:
+        f.write("%d" % sum(counts))
+    os.replace("$RUNDIR/writes.tmp", "$RUNDIR/writes.txt")
+EOF
+python3 "$RUNDIR/writer.py" >"$RUNDIR/logs/writer.log" 2>&1 &
+PIDS+=($!)
+# The start figures count the writers' keep-alive connections (a goroutine
+# each): give them a moment to connect.
+sleep 2
 
 RSS0=$(rss) G0=$(metric go_goroutines) REV0=$(metric glb_snapshot_revision)
 log "max $MAX QPS; soaking at $TARGET QPS ($LOAD_PCT %) for ${DURATION}s; RSS $RSS0, goroutines $G0"
@@ -145,7 +164,7 @@ echo "soak: ${DURATION}s at $TARGET QPS target ($LOAD_PCT % of $MAX), $NAMES nam
 echo "queries sent $SENT, lost $LOST, achieved $QPS QPS"
 echo "response codes: $CODES"
 echo "SERVFAIL: $SERVFAIL"
-WRITES=$(cat "$RUNDIR"/writes.* 2>/dev/null | awk '{s += $1} END {print s + 0}')
+WRITES=$(cat "$RUNDIR/writes.txt" 2>/dev/null || echo 0)
 echo "API writes: $WRITES ($(awk -v w="$WRITES" -v d="$DURATION" 'BEGIN{printf "%.1f", w / d}')/s); revisions $REV0 -> $REV1; snapshot build errors ${BUILDS_ERR:-0}"
 echo "origin state changes logged: $FLAPS"
 echo "RSS: $RSS0 -> $RSS1"
