@@ -49,6 +49,21 @@ type storedOrigin struct {
 	RTT     time.Duration `json:"rtt"`
 }
 
+// decodeOrigin reads the stored row of pool/origin.
+func decodeOrigin(pool, origin string, v []byte) (storedOrigin, error) {
+	var row storedOrigin
+	if err := json.Unmarshal(v, &row); err != nil {
+		return row, fmt.Errorf("decode health of %s/%s: %w", pool, origin, err)
+	}
+	return row, nil
+}
+
+// state is the row as a node's state of pool/origin, confirmed by the
+// node's heartbeat at published.
+func (row *storedOrigin) state(pool, origin string, published time.Time) pools.OriginState {
+	return pools.OriginState{Pool: pool, Origin: origin, Healthy: row.Healthy, Reason: row.Reason, RTT: row.RTT, CheckedAt: published}
+}
+
 func appendName(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
@@ -199,16 +214,15 @@ func (s *Store) HealthSince(ctx context.Context, cursors map[string]pools.Health
 				if !ok1 || !ok2 {
 					return fmt.Errorf("health log key %q", lk)
 				}
-				var row storedOrigin
-				if err := json.Unmarshal(rows.Get(originKey(u.Node, pool, origin)), &row); err != nil {
-					return fmt.Errorf("decode health of %s/%s: %w", pool, origin, err)
+				row, err := decodeOrigin(pool, origin, rows.Get(originKey(u.Node, pool, origin)))
+				if err != nil {
+					return err
 				}
 				switch {
 				case row.Gone && !u.Full:
 					u.Removed = append(u.Removed, pools.OriginKey{Pool: pool, Origin: origin})
 				case !row.Gone:
-					u.Origins = append(u.Origins, pools.OriginState{Pool: pool, Origin: origin, Healthy: row.Healthy,
-						Reason: row.Reason, RTT: row.RTT, CheckedAt: beat.Published})
+					u.Origins = append(u.Origins, row.state(pool, origin, beat.Published))
 				}
 			}
 			out = append(out, u)
@@ -253,13 +267,12 @@ func (s *Store) HealthViews(ctx context.Context, pool string) ([]pools.NodeHealt
 				if !ok1 || !ok2 {
 					return fmt.Errorf("health key %q", rk)
 				}
-				var row storedOrigin
-				if err := json.Unmarshal(rv, &row); err != nil {
-					return fmt.Errorf("decode health of %s/%s: %w", p, origin, err)
+				row, err := decodeOrigin(p, origin, rv)
+				if err != nil {
+					return err
 				}
 				if !row.Gone {
-					view.Origins = append(view.Origins, pools.OriginState{Pool: p, Origin: origin, Healthy: row.Healthy,
-						Reason: row.Reason, RTT: row.RTT, CheckedAt: u.Published})
+					view.Origins = append(view.Origins, row.state(p, origin, u.Published))
 				}
 			}
 			views = append(views, view)
