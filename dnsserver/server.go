@@ -69,11 +69,19 @@ type Server struct {
 	pubMu sync.Mutex
 
 	udp []*net.UDPConn
-	tcp net.Listener
+	// udpSend holds, until Start hands each to its reader, the send-only
+	// twins of the UDP sockets (udp_twin_linux.go); nil where there are none.
+	udpSend []int
+	tcp     net.Listener
 	// portableUDP makes every UDP socket use the one-packet-per-call
 	// loop even where a batched one exists (tests compare the two).
 	portableUDP bool
 	batchedUDP  atomic.Int32 // sockets served by the batched loop (tests)
+	// noTwins makes the batched loop send through its reading sockets
+	// (tests compare the two); readerSends counts the replies it sent
+	// that way (tests).
+	noTwins     bool
+	readerSends atomic.Int64
 	addr        netip.AddrPort
 
 	mu    sync.Mutex
@@ -267,9 +275,15 @@ func (s *Server) Start(ctx context.Context) error {
 	if lastErr != nil {
 		return fmt.Errorf("dnsserver: %w", lastErr)
 	}
-	for _, c := range s.udp {
+	send := s.udpSend
+	s.udpSend = nil
+	for i, c := range s.udp {
+		sendFD := -1
+		if send != nil {
+			sendFD = send[i]
+		}
 		s.wg.Add(1)
-		go s.serveUDP(c)
+		go s.serveUDP(c, sendFD)
 	}
 	s.wg.Add(1)
 	go s.serveTCP(s.tcp)
@@ -296,6 +310,9 @@ func (s *Server) bind(ctx context.Context, ap netip.AddrPort) error {
 			s.addr = c.LocalAddr().(*net.UDPAddr).AddrPort()
 		}
 	}
+	if !s.portableUDP && !s.noTwins {
+		s.udpSend = sendTwins(s.udp)
+	}
 	l, err := lc.Listen(ctx, "tcp", s.addr.String())
 	if err != nil {
 		return fmt.Errorf("listen tcp %s: %w", s.addr, err)
@@ -305,6 +322,8 @@ func (s *Server) bind(ctx context.Context, ap netip.AddrPort) error {
 }
 
 func (s *Server) closeListeners() {
+	closeFDs(s.udpSend)
+	s.udpSend = nil
 	for _, c := range s.udp {
 		_ = c.Close()
 	}

@@ -5,6 +5,7 @@ package dnsserver
 import (
 	"net"
 	"net/netip"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -106,6 +107,21 @@ func (b *batchIO) sendmmsg(fd uintptr) bool {
 	return true
 }
 
+// flush sends the queued replies through twin, the reading socket's
+// send-only twin (-1: none). What the twin has no room for, or everything
+// where there is none, goes through the reading socket, whose writes the
+// runtime can wait on.
+func (b *batchIO) flush(s *Server, rc syscall.RawConn, twin int) error {
+	if twin >= 0 {
+		b.sendmmsg(uintptr(twin))
+	}
+	if b.sent == b.nsend {
+		return nil
+	}
+	s.readerSends.Add(int64(b.nsend - b.sent))
+	return rc.Write(b.send)
+}
+
 // source is the sender of datagram i, as the portable path reports it
 // (an IPv4 sender on an IPv6 socket is IPv4-mapped) but without a zone.
 func (b *batchIO) source(i int) netip.Addr {
@@ -141,9 +157,10 @@ func (b *batchIO) answer(s *Server, w *worker) {
 	}
 }
 
-// serveUDPBatched answers c with recvmmsg and sendmmsg until c is closed.
-// It returns false, having answered nothing, where the kernel lacks them.
-func (s *Server) serveUDPBatched(c *net.UDPConn) bool {
+// serveUDPBatched answers c with recvmmsg and sendmmsg until c is closed,
+// sending through sendFD where it is a twin (not -1). It returns false,
+// having answered nothing, where the kernel lacks them.
+func (s *Server) serveUDPBatched(c *net.UDPConn, sendFD int) bool {
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return false
@@ -164,10 +181,8 @@ func (s *Server) serveUDPBatched(c *net.UDPConn) bool {
 		}
 		w.arrived = time.Now()
 		b.answer(s, w)
-		if b.nsend > 0 {
-			if err := rc.Write(b.send); err != nil {
-				return true
-			}
+		if err := b.flush(s, rc, sendFD); err != nil {
+			return true
 		}
 	}
 }

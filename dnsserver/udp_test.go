@@ -8,21 +8,32 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// startUDPPath starts a test server on addr whose UDP sockets use the
-// portable loop, or the batched one where the system has it.
-func startUDPPath(t *testing.T, addr string, portable bool) netip.AddrPort {
+// udpPath is how a test server's UDP sockets answer.
+type udpPath int
+
+const (
+	batched         udpPath = iota // the batched loop, sending through send-only twins where the system has them
+	batchedNoTwins                 // the batched loop, sending through the reading sockets
+	portable                       // one datagram per system call
+)
+
+// startUDPPath starts a test server on addr with two UDP sockets on path
+// (the batched paths only where the system has them).
+func startUDPPath(t *testing.T, addr string, path udpPath) (netip.AddrPort, *Server) {
 	t.Helper()
 	s, err := New(Config{Addr: addr, UDPSockets: 2, Registerer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.portableUDP = portable
+	s.portableUDP = path == portable
+	s.noTwins = path == batchedNoTwins
 	s.Publish(compileTest(t, testConfig()))
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -36,7 +47,7 @@ func startUDPPath(t *testing.T, addr string, portable bool) netip.AddrPort {
 	})
 	// The loops start in goroutines; wait until each has chosen its path.
 	want := int32(0)
-	if !portable && runtime.GOOS == "linux" {
+	if path != portable && runtime.GOOS == "linux" {
 		want = 2
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -46,7 +57,7 @@ func startUDPPath(t *testing.T, addr string, portable bool) netip.AddrPort {
 	if got := s.batchedUDP.Load(); got != want {
 		t.Fatalf("%d sockets on the batched path, want %d", got, want)
 	}
-	return s.Addr()
+	return s.Addr(), s
 }
 
 // pathQueries is every UDP behaviour case as wire bytes, with the raw
@@ -83,41 +94,75 @@ func pathQueries(t *testing.T) (qs [][]byte, want []bool) {
 	return qs, want
 }
 
-// TestUDPPathsAgree sends every UDP behaviour case to a server on the
-// batched path and to one on the portable path and compares the replies
-// byte for byte: one at a time, then all at once from several clients so
-// that the batched reads hold many datagrams from different senders.
+// TestUDPPathsAgree sends every UDP behaviour case to a server on each
+// batched path (replies through send-only twins, and through the reading
+// sockets) and to one on the portable path and compares the replies byte
+// for byte: one at a time, then all at once from several clients so that
+// the batched reads hold many datagrams from different senders.
 func TestUDPPathsAgree(t *testing.T) {
 	t.Parallel()
 	qs, want := pathQueries(t)
 	for _, addr := range []string{"127.0.0.1:0", "[::1]:0"} {
 		t.Run(addr, func(t *testing.T) {
-			batched := startUDPPath(t, addr, false)
-			portable := startUDPPath(t, addr, true)
-
-			t.Run("one at a time", func(t *testing.T) {
-				for i, q := range qs {
-					if !want[i] {
-						continue
-					}
-					rb := udpRoundTrip(t, batched, q)
-					rp := udpRoundTrip(t, portable, q)
-					if !bytes.Equal(rb, rp) {
-						t.Errorf("query %d: batched reply\n%x\nportable reply\n%x", i, rb, rp)
-					}
-				}
-			})
-			t.Run("bursts from several clients", func(t *testing.T) {
-				rb := udpBurst(t, batched, qs, want)
-				rp := udpBurst(t, portable, qs, want)
-				for c := range rb {
-					for id, r := range rb[c] {
-						if !bytes.Equal(r, rp[c][id]) {
-							t.Errorf("client %d id %d: batched reply\n%x\nportable reply\n%x", c, id, r, rp[c][id])
+			portableAddr, _ := startUDPPath(t, addr, portable)
+			for _, path := range []udpPath{batched, batchedNoTwins} {
+				name := map[udpPath]string{batched: "twins", batchedNoTwins: "no twins"}[path]
+				t.Run(name, func(t *testing.T) {
+					batchedAddr, s := startUDPPath(t, addr, path)
+					t.Run("one at a time", func(t *testing.T) {
+						for i, q := range qs {
+							if !want[i] {
+								continue
+							}
+							rb := udpRoundTrip(t, batchedAddr, q)
+							rp := udpRoundTrip(t, portableAddr, q)
+							if !bytes.Equal(rb, rp) {
+								t.Errorf("query %d: batched reply\n%x\nportable reply\n%x", i, rb, rp)
+							}
 						}
+					})
+					t.Run("bursts from several clients", func(t *testing.T) {
+						rb := udpBurst(t, batchedAddr, qs, want)
+						rp := udpBurst(t, portableAddr, qs, want)
+						for c := range rb {
+							for id, r := range rb[c] {
+								if !bytes.Equal(r, rp[c][id]) {
+									t.Errorf("client %d id %d: batched reply\n%x\nportable reply\n%x", c, id, r, rp[c][id])
+								}
+							}
+						}
+					})
+					// Every reply left through the socket the path names.
+					if runtime.GOOS != "linux" {
+						return
 					}
+					if n := s.readerSends.Load(); path == batched && n != 0 {
+						t.Errorf("%d replies sent through the reading sockets, want all through the twins", n)
+					} else if path == batchedNoTwins && n == 0 {
+						t.Error("no reply sent through the reading sockets")
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestUDPTwinsReceiveNothing: the send-only twins share the readers'
+// SO_REUSEPORT group, yet every query reaches a reader, whichever the
+// source port it comes from (the kernel's own choice would hand about
+// half of them to twins, which nobody reads).
+func TestUDPTwinsReceiveNothing(t *testing.T) {
+	t.Parallel()
+	for _, addr := range []string{"127.0.0.1:0", "[::1]:0"} {
+		t.Run(addr, func(t *testing.T) {
+			to, _ := startUDPPath(t, addr, batched)
+			qs, want := pathQueries(t)
+			q := qs[slices.Index(want, true)]
+			for i := range 64 {
+				if r := udpRoundTrip(t, to, q); len(r) < 12 {
+					t.Fatalf("client %d: reply of %d bytes", i, len(r))
 				}
-			})
+			}
 		})
 	}
 }
