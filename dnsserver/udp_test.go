@@ -19,9 +19,9 @@ import (
 type udpPath int
 
 const (
-	batched         udpPath = iota // the batched loop, sending through send-only twins where the system has them
-	batchedNoTwins                 // the batched loop, sending through the reading sockets
-	portable                       // one datagram per system call
+	batched        udpPath = iota // the batched loop, sending through send-only twins where the system has them
+	batchedNoTwins                // the batched loop, sending through the reading sockets
+	portable                      // one datagram per system call
 )
 
 // startUDPPath starts a test server on addr with two UDP sockets on path
