@@ -292,6 +292,11 @@ func (s *Server) Start(ctx context.Context) error {
 }
 
 func (s *Server) bind(ctx context.Context, ap netip.AddrPort) error {
+	if ap.Port() != 0 {
+		if err := portFree(ctx, ap); err != nil {
+			return err
+		}
+	}
 	lc := net.ListenConfig{Control: reusePort}
 	s.udp = nil
 	for i := range s.cfg.UDPSockets {
@@ -318,6 +323,29 @@ func (s *Server) bind(ctx context.Context, ap netip.AddrPort) error {
 		return fmt.Errorf("listen tcp %s: %w", s.addr, err)
 	}
 	s.tcp = l
+	return nil
+}
+
+// portFree refuses an address another process serves. Its sockets would
+// share the port with ours through SO_REUSEPORT, of the same user, and
+// take queries: from a stale node silently, or, with the readers' steering
+// program (udp_twin_linux.go), queries could be handed to a twin once that
+// process exits. A socket without SO_REUSEPORT binds only a free port.
+func portFree(ctx context.Context, ap netip.AddrPort) error {
+	var lc net.ListenConfig
+	for _, network := range []string{"udp", "tcp"} {
+		var c io.Closer
+		var err error
+		if network == "udp" {
+			c, err = lc.ListenPacket(ctx, network, ap.String())
+		} else {
+			c, err = lc.Listen(ctx, network, ap.String())
+		}
+		if err != nil {
+			return fmt.Errorf("listen %s %s: %w (is another DNS server running there?)", network, ap, err)
+		}
+		_ = c.Close()
+	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -233,4 +234,29 @@ func udpBurst(t *testing.T, to netip.AddrPort, qs [][]byte, want []bool) []map[u
 		}
 	}
 	return out
+}
+
+// TestPortInUseIsRefused: a server does not join sockets another server
+// or process holds on its address, which would take a share of its
+// queries; it says so and does not start.
+func TestPortInUseIsRefused(t *testing.T) {
+	t.Parallel()
+	first, _ := startUDPPath(t, "127.0.0.1:0", batched)
+	s, err := New(Config{Addr: first.String(), Registerer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Publish(compileTest(t, testConfig()))
+	if err := s.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "another DNS server") {
+		if err == nil {
+			_ = s.Shutdown(context.Background())
+		}
+		t.Fatalf("second server on %s: %v, want refused", first, err)
+	}
+	// The first still answers every query, from fresh source ports.
+	qs, want := pathQueries(t)
+	q := qs[slices.Index(want, true)]
+	for range 16 {
+		udpRoundTrip(t, first, q)
+	}
 }
