@@ -67,11 +67,25 @@ func (s *server) poolHealth(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if s.OwnView != nil {
+		views = withOwn(views, s.OwnView(p.ID))
+	}
 	var agreed *pools.Health
 	if s.Health != nil {
 		agreed = s.Health()
 	}
 	writeJSON(w, http.StatusOK, item{Result: buildPoolHealth(p, views, agreed, s.Now())})
+}
+
+// withOwn is views with own in place of the store's copy of its node.
+func withOwn(views []pools.NodeHealth, own pools.NodeHealth) []pools.NodeHealth {
+	out := make([]pools.NodeHealth, 0, len(views)+1)
+	for _, v := range views {
+		if v.Node != own.Node {
+			out = append(out, v)
+		}
+	}
+	return append(out, own)
 }
 
 func buildPoolHealth(p *pools.Pool, views []pools.NodeHealth, agreed *pools.Health, now time.Time) PoolHealth {

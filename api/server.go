@@ -45,6 +45,12 @@ type Options struct {
 	// Health returns the agreed health view (optional): with it, a pool's
 	// health shows the state every node agrees on beside each node's view.
 	Health func() *pools.Health
+	// OwnView returns this node's current view of a pool, straight from
+	// its checker (optional). It stands in for the store's copy of this
+	// node, which lags by up to a publication, so that a pool's per-node
+	// checks agree with the agreed state, which takes our own results at
+	// once: a page redrawn on a health event shows the change in both.
+	OwnView func(pool string) pools.NodeHealth
 	// Registry receives the HTTP metrics and is served at /metrics; nil
 	// uses a fresh registry.
 	Registry *prometheus.Registry

@@ -164,6 +164,52 @@ func TestPoolHealth(t *testing.T) {
 	}
 }
 
+// TestPoolHealthOwnView: this node's checks come from its checker, not
+// from its last publication, which lags; the other nodes' from the store.
+func TestPoolHealthOwnView(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var pool string
+	e := newEnv(t, func(o *api.Options) {
+		o.Now = func() time.Time { return now }
+		o.OwnView = func(p string) pools.NodeHealth {
+			if p != pool {
+				t.Errorf("own view asked for pool %q, want %q", p, pool)
+			}
+			return pools.NodeHealth{Node: "fra-1", Region: "WEU", Published: now, Origins: []pools.OriginState{
+				{Pool: p, Origin: "a", Healthy: false, Reason: "connection refused", CheckedAt: now},
+			}}
+		}
+	})
+	f := e.fixture()
+	pool = f.pool
+	for _, n := range []pools.NodeHealth{
+		{Node: "fra-1", Region: "WEU", Published: now.Add(-2 * time.Second), Origins: []pools.OriginState{
+			{Pool: f.pool, Origin: "a", Healthy: true, RTT: 12 * time.Millisecond, CheckedAt: now.Add(-10 * time.Second)},
+		}},
+		{Node: "iad-1", Region: "ENAM", Published: now.Add(-1 * time.Second), Origins: []pools.OriginState{
+			{Pool: f.pool, Origin: "a", Healthy: true, RTT: 90 * time.Millisecond, CheckedAt: now.Add(-3 * time.Second)},
+		}},
+	} {
+		if err := e.store.PublishHealth(t.Context(), pools.FullUpdate(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got struct{ Result api.PoolHealth }
+	e.do("GET", "/api/v1/pools/"+f.pool+"/health", nil).json(t, &got)
+	a := got.Result.Origins[0]
+	if len(a.Checks) != 2 {
+		t.Fatalf("origin a: %d checks, want one per node: %+v", len(a.Checks), a.Checks)
+	}
+	iad, fra := a.Checks[0], a.Checks[1]
+	if fra.Node != "fra-1" || fra.Healthy || fra.Reason != "connection refused" || fra.PublishedAgeSeconds != 0 {
+		t.Errorf("this node's check: %+v, want its checker's", fra)
+	}
+	if iad.Node != "iad-1" || !iad.Healthy || iad.RTTMs != 90 {
+		t.Errorf("the other node's check: %+v, want the store's", iad)
+	}
+}
+
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)

@@ -433,23 +433,45 @@ func (c *Checker) View() pools.NodeHealth {
 		Origins:   make([]pools.OriginState, 0, len(c.pairs)),
 	}
 	for _, p := range c.pairs {
-		if !p.th.known {
-			continue
+		if s, ok := p.state(); ok {
+			v.Origins = append(v.Origins, s)
 		}
-		s := pools.OriginState{
-			Pool:      p.t.pool,
-			Origin:    p.t.origin,
-			Healthy:   p.th.Healthy(),
-			RTT:       p.rtt,
-			CheckedAt: p.checkedAt,
-		}
-		if !s.Healthy {
-			s.Reason = p.reason
-		}
-		v.Origins = append(v.Origins, s)
 	}
 	slices.SortFunc(v.Origins, func(a, b pools.OriginState) int {
 		return cmp.Or(cmp.Compare(a.Pool, b.Pool), cmp.Compare(a.Origin, b.Origin))
 	})
 	return v
+}
+
+// PoolView is View for one pool: what this node knows of its origins now,
+// ahead of what it last published.
+func (c *Checker) PoolView(pool string) pools.NodeHealth {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v := pools.NodeHealth{Node: c.opts.Node, Region: c.opts.Region, Published: time.Now(), Origins: []pools.OriginState{}}
+	for _, p := range c.byPool[pool] {
+		if s, ok := p.state(); ok {
+			v.Origins = append(v.Origins, s)
+		}
+	}
+	slices.SortFunc(v.Origins, func(a, b pools.OriginState) int { return cmp.Compare(a.Origin, b.Origin) })
+	return v
+}
+
+// state is the pair's state as a view holds it; false until first checked.
+func (p *pair) state() (pools.OriginState, bool) {
+	if !p.th.known {
+		return pools.OriginState{}, false
+	}
+	s := pools.OriginState{
+		Pool:      p.t.pool,
+		Origin:    p.t.origin,
+		Healthy:   p.th.Healthy(),
+		RTT:       p.rtt,
+		CheckedAt: p.checkedAt,
+	}
+	if !s.Healthy {
+		s.Reason = p.reason
+	}
+	return s, true
 }

@@ -133,9 +133,18 @@ func TestRemovedOriginStops(t *testing.T) {
 		return g && s
 	})
 
+	// A pool's view is that pool's part of the whole view.
+	want, _ := stateOf(c.View(), "stay")
+	if pv := c.PoolView("stay"); len(pv.Origins) != 1 || pv.Origins[0] != want {
+		t.Errorf("view of pool stay: %+v, want only %+v", pv.Origins, want)
+	}
+
 	c.Update(configOf(stay))
 	if _, ok := stateOf(c.View(), "gone"); ok {
 		t.Error("a removed origin is still in the view")
+	}
+	if pv := c.PoolView("gone"); len(pv.Origins) != 0 {
+		t.Errorf("a removed pool's view: %+v", pv.Origins)
 	}
 	// Let a request already on the wire land, then watch the remaining
 	// origin's own checks go by as the clock.

@@ -177,7 +177,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	httpSrv := &http.Server{
 		Handler: console.Mount(api.New(api.Options{
 			Store: store, Token: cfg.APIToken, Explainer: explainer{n: n, geo: geo}, Snapshot: explainer{n: n, geo: geo}.snapshot,
-			Ready: n.ready, Health: n.agreedHealth, Registry: reg, Logger: log,
+			Ready: n.ready, Health: n.agreedHealth, OwnView: checker.PoolView, Registry: reg, Logger: log,
 		})),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
