@@ -333,20 +333,19 @@ func (s *Server) bind(ctx context.Context, ap netip.AddrPort) error {
 // process exits. A socket without SO_REUSEPORT binds only a free port.
 func portFree(ctx context.Context, ap netip.AddrPort) error {
 	var lc net.ListenConfig
-	for _, network := range []string{"udp", "tcp"} {
-		var c io.Closer
-		var err error
-		if network == "udp" {
-			c, err = lc.ListenPacket(ctx, network, ap.String())
-		} else {
-			c, err = lc.Listen(ctx, network, ap.String())
-		}
-		if err != nil {
-			return fmt.Errorf("listen %s %s: %w (is another DNS server running there?)", network, ap, err)
-		}
-		_ = c.Close()
+	inUse := func(network string, err error) error {
+		return fmt.Errorf("listen %s %s: %w (is another DNS server running there?)", network, ap, err)
 	}
-	return nil
+	pc, err := lc.ListenPacket(ctx, "udp", ap.String())
+	if err != nil {
+		return inUse("udp", err)
+	}
+	_ = pc.Close()
+	l, err := lc.Listen(ctx, "tcp", ap.String())
+	if err != nil {
+		return inUse("tcp", err)
+	}
+	return l.Close()
 }
 
 func (s *Server) closeListeners() {

@@ -23,13 +23,10 @@ func reusePort(_, _ string, c syscall.RawConn) error {
 // passes net.core.rmem_max when the process may (CAP_NET_ADMIN), else
 // SO_RCVBUF gets what the kernel allows. Either way the server runs.
 func setReadBuffer(c *net.UDPConn, n int) {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return
-	}
-	_ = rc.Control(func(fd uintptr) {
-		if unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, n) != nil {
-			_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, n)
+	_ = control(c, func(fd int) error {
+		if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, n) != nil {
+			return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, n)
 		}
+		return nil
 	})
 }
