@@ -132,8 +132,9 @@ export async function poolPage(id, notice) {
   const summary = () => `monitor ${pool.monitor || 'none'} · minimum origins ${pool.minimum_origins} · ${pool.enabled ? 'enabled' : 'disabled'} · ${h.healthy === false ? 'DOWN' : 'healthy'}`;
   const summaryP = el('p', { class: 'muted', text: summary() });
   const nodes = [el('h2', { text: `Pool ${pool.name}`, tabindex: '-1', class: 'page-title' }), summaryP, changed,
-    el('section', { class: 'card', 'aria-label': 'Origins' }, el('h2', { text: 'Origins' }), form),
-    el('section', { class: 'card', 'aria-label': 'Health by checking node' }, el('h2', { text: 'Health by checking node' }), matrixBox)];
+    // Health first: an origin down is what an operator opens the page for.
+    el('section', { class: 'card', 'aria-label': 'Health by checking node' }, el('h2', { text: 'Health by checking node' }), matrixBox),
+    el('section', { class: 'card', 'aria-label': 'Origins' }, el('h2', { text: 'Origins' }), form)];
 
   let redraw = () => {};
   return {
