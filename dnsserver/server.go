@@ -26,7 +26,7 @@ type Config struct {
 	// Addr is the UDP and TCP address, host:port; port 0 picks one (tests).
 	Addr string
 	// UDPSockets is the number of SO_REUSEPORT UDP sockets, each read by
-	// its own goroutine. Default GOMAXPROCS.
+	// its own goroutine. Default defaultUDPSockets(GOMAXPROCS).
 	UDPSockets int
 	// UDPReadBuffer is the SO_RCVBUF asked for each UDP socket: bursts
 	// larger than the kernel default (about 270 queries) are otherwise
@@ -98,10 +98,23 @@ type live struct {
 	lbm  []*lbMetrics
 }
 
+// defaultUDPSockets is two sockets per CPU the runtime uses, or one where
+// it uses one. Measured rather than derived: beside a busy client on the
+// same two CPUs, four readers answered about 5 % more queries than two
+// over four runs against dnsperf (-1 % to +9 % per query set and run): a
+// reader's CPU has another socket to answer while it waits for its own.
+// On one CPU a second reader cost 4 %.
+func defaultUDPSockets(procs int) int {
+	if procs <= 1 {
+		return 1
+	}
+	return 2 * procs
+}
+
 // New validates cfg and registers the metrics. Nothing listens until Start.
 func New(cfg Config) (*Server, error) {
 	if cfg.UDPSockets <= 0 {
-		cfg.UDPSockets = runtime.GOMAXPROCS(0)
+		cfg.UDPSockets = defaultUDPSockets(runtime.GOMAXPROCS(0))
 	}
 	if cfg.UDPReadBuffer <= 0 {
 		cfg.UDPReadBuffer = 4 << 20

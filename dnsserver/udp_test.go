@@ -260,3 +260,21 @@ func TestPortInUseIsRefused(t *testing.T) {
 		udpRoundTrip(t, first, q)
 	}
 }
+
+// TestDefaultUDPSockets: two sockets per CPU the runtime uses, one on a
+// single CPU, and New applies it when none is asked for.
+func TestDefaultUDPSockets(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ procs, want int }{{1, 1}, {2, 4}, {8, 16}} {
+		if got := defaultUDPSockets(c.procs); got != c.want {
+			t.Errorf("defaultUDPSockets(%d) = %d, want %d", c.procs, got, c.want)
+		}
+	}
+	s, err := New(Config{Addr: "127.0.0.1:0", Registerer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := defaultUDPSockets(runtime.GOMAXPROCS(0)); s.cfg.UDPSockets != want {
+		t.Errorf("New without UDPSockets: %d sockets, want %d", s.cfg.UDPSockets, want)
+	}
+}

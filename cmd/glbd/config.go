@@ -25,7 +25,7 @@ type Config struct {
 	// comma-separated (0.0.0.0:53,[::]:53). Default 127.0.0.1:5353.
 	DNSListen string
 	// UDPSockets is the number of SO_REUSEPORT UDP sockets per listen
-	// address; 0, the default, is one per CPU the runtime uses.
+	// address; 0, the default, is two per CPU the runtime uses (one on a single CPU).
 	UDPSockets int
 	// NSID is the identity in NSID options and CHAOS TXT id.server.;
 	// default the node name, empty = none (config_edge.go).

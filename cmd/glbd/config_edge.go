@@ -33,7 +33,7 @@ func edgeFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after func
 	intVar(&c.RRL.Slip, "rrl-slip", 2, "every Nth rate-limited response is sent truncated (TC=1) so real clients retry over TCP; 0 = never, 1 = always")
 	intVar(&c.RRL.IPv4Prefix, "rrl-ipv4-prefix", 24, "IPv4 prefix length grouping clients for rate limiting")
 	intVar(&c.RRL.IPv6Prefix, "rrl-ipv6-prefix", 56, "IPv6 prefix length grouping clients for rate limiting")
-	intVar(&c.UDPSockets, "udp-sockets", 0, "SO_REUSEPORT UDP sockets per DNS listen address, each answered by its own loop; 0 = one per CPU the runtime uses (GOMAXPROCS)")
+	intVar(&c.UDPSockets, "udp-sockets", 0, "SO_REUSEPORT UDP sockets per DNS listen address, each answered by its own loop; 0 = two per CPU the runtime uses (GOMAXPROCS), one on a single CPU")
 	strVar(&c.NSID, "nsid", "identity sent in NSID and CHAOS TXT id.server.; default the node name; --nsid= turns it off")
 	strVar(&c.VersionString, "version-string", "version told to CHAOS TXT version.bind.; empty = REFUSED")
 	return func() error {
@@ -79,7 +79,7 @@ func (c *Config) validateEdge() []error {
 	}
 	r := c.RRL
 	if c.UDPSockets < 0 || c.UDPSockets > 1024 {
-		errs = append(errs, fmt.Errorf("--udp-sockets %d: want 0 (one per CPU) to 1024", c.UDPSockets))
+		errs = append(errs, fmt.Errorf("--udp-sockets %d: want 0 (two per CPU) to 1024", c.UDPSockets))
 	}
 	if r.Rate < 0 || r.Rate > dnsserver.MaxRRLRate {
 		errs = append(errs, fmt.Errorf("--rrl-rate %d: want 0 (off) to %d", r.Rate, dnsserver.MaxRRLRate))

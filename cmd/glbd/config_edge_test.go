@@ -15,7 +15,7 @@ func TestConfigEdgeFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.UDPSockets != 0 {
-		t.Errorf("default --udp-sockets %d, want 0 (one per CPU)", c.UDPSockets)
+		t.Errorf("default --udp-sockets %d, want 0 (two per CPU)", c.UDPSockets)
 	}
 	if c.NSID != "n1" || c.VersionString != "" || c.RRL != (dnsserver.RRLConfig{Slip: 2, IPv4Prefix: 24, IPv6Prefix: 56}) {
 		t.Errorf("defaults: NSID %q version %q RRL %+v", c.NSID, c.VersionString, c.RRL)
