@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"iter"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"slices"
 	"sync"
@@ -426,21 +428,7 @@ func signal(ch chan struct{}) {
 func (c *Checker) View() pools.NodeHealth {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	v := pools.NodeHealth{
-		Node:      c.opts.Node,
-		Region:    c.opts.Region,
-		Published: time.Now(),
-		Origins:   make([]pools.OriginState, 0, len(c.pairs)),
-	}
-	for _, p := range c.pairs {
-		if s, ok := p.state(); ok {
-			v.Origins = append(v.Origins, s)
-		}
-	}
-	slices.SortFunc(v.Origins, func(a, b pools.OriginState) int {
-		return cmp.Or(cmp.Compare(a.Pool, b.Pool), cmp.Compare(a.Origin, b.Origin))
-	})
-	return v
+	return c.view(len(c.pairs), maps.Values(c.pairs))
 }
 
 // PoolView is View for one pool: what this node knows of its origins now,
@@ -448,13 +436,26 @@ func (c *Checker) View() pools.NodeHealth {
 func (c *Checker) PoolView(pool string) pools.NodeHealth {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	v := pools.NodeHealth{Node: c.opts.Node, Region: c.opts.Region, Published: time.Now(), Origins: []pools.OriginState{}}
-	for _, p := range c.byPool[pool] {
+	return c.view(len(c.byPool[pool]), slices.Values(c.byPool[pool]))
+}
+
+// view is the known states of n pairs, sorted by pool and origin. c.mu
+// is held.
+func (c *Checker) view(n int, pairs iter.Seq[*pair]) pools.NodeHealth {
+	v := pools.NodeHealth{
+		Node:      c.opts.Node,
+		Region:    c.opts.Region,
+		Published: time.Now(),
+		Origins:   make([]pools.OriginState, 0, n),
+	}
+	for p := range pairs {
 		if s, ok := p.state(); ok {
 			v.Origins = append(v.Origins, s)
 		}
 	}
-	slices.SortFunc(v.Origins, func(a, b pools.OriginState) int { return cmp.Compare(a.Origin, b.Origin) })
+	slices.SortFunc(v.Origins, func(a, b pools.OriginState) int {
+		return cmp.Or(cmp.Compare(a.Pool, b.Pool), cmp.Compare(a.Origin, b.Origin))
+	})
 	return v
 }
 
