@@ -117,7 +117,9 @@ func openStore(ctx context.Context, cfg *Config, log *slog.Logger) (pools.Store,
 			log.Warn("migrations not applied; will serve the last good snapshot if the database is down", "err", err)
 		}
 	}
-	return postgres.Open(ctx, cfg.DatabaseURL)
+	// The store's own warnings (its change listener losing the database,
+	// reconnecting) belong in the node's log beside everything else.
+	return postgres.Open(ctx, cfg.DatabaseURL, postgres.WithLogger(log))
 }
 
 func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
