@@ -83,23 +83,16 @@ func (s *server) zoneForDNSSEC(ctx context.Context, id string) (*pools.Zone, err
 	return o.(*pools.Zone), nil
 }
 
-// dnssecStatus answers GET /zones/{id}/dnssec. A zone that turned DNSSEC
-// on and has no key yet gets it here (nodes make it too; the store lets
-// only one of them through), so the DS is there on the first read.
+// dnssecStatus answers GET /zones/{id}/dnssec. It only reads: a zone's
+// first key is made by the write that turns DNSSEC on (ensureZoneKey), by
+// the nodes, or by an explicit POST .../dnssec/rollover.
 func (s *server) dnssecStatus(w http.ResponseWriter, r *http.Request) {
 	z, err := s.zoneForDNSSEC(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	var keys []pools.ZoneKey
-	if z.DNSSEC.Enabled {
-		keys, err = s.Store.UpdateZoneKeys(r.Context(), z.ID, func(cur []pools.ZoneKey) ([]pools.ZoneKey, error) {
-			return dnssec.Ensure(z.Name, cur, s.Now())
-		})
-	} else {
-		keys, err = s.Store.ZoneKeys(r.Context(), z.ID)
-	}
+	keys, err := s.Store.ZoneKeys(r.Context(), z.ID)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -110,6 +103,25 @@ func (s *server) dnssecStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, item{Result: v})
+}
+
+// ensureZoneKey completes a write of a zone that signs: one without an
+// active key gets it now, so that its DS is there on the first read. The
+// answer stays the object as written (what the audit entry holds), though
+// the key write advances the zone's serial once more. A key that cannot be
+// made leaves the zone written and unsigned: the nodes try again, and the
+// status shows it.
+func (s *server) ensureZoneKey(ctx context.Context, o pools.Object) {
+	z, ok := o.(*pools.Zone)
+	if !ok || !z.DNSSEC.Enabled {
+		return
+	}
+	_, err := s.Store.UpdateZoneKeys(ctx, z.ID, func(cur []pools.ZoneKey) ([]pools.ZoneKey, error) {
+		return dnssec.Ensure(z.Name, cur, s.Now())
+	})
+	if err != nil {
+		s.log.Warn("making the zone's first DNSSEC key failed; the nodes will try again", "zone", z.Name, "err", err)
+	}
 }
 
 func (s *server) dnssecView(z *pools.Zone, keys []pools.ZoneKey) (*dnssecView, error) {

@@ -24,8 +24,8 @@ type dnssecStatus struct {
 	}
 }
 
-// TestDNSSECStatusAndRollover: the DS comes from the first read of a
-// signing zone, only public parts are ever shown, and each rollover step
+// TestDNSSECStatusAndRollover: the write that makes a signing zone makes
+// its key, so the DS is there on the first read; only public parts are ever shown, and each rollover step
 // is refused before the zone's TTLs have run out unless forced.
 func TestDNSSECStatusAndRollover(t *testing.T) {
 	t.Parallel()
@@ -41,11 +41,12 @@ func TestDNSSECStatusAndRollover(t *testing.T) {
 	if r.status != 200 || !st.Result.Signing || len(st.Result.DS) != 1 || len(st.Result.Keys) != 1 || st.Result.Rollover.Phase != "idle" {
 		t.Fatalf("status %d: %s", r.status, r.body)
 	}
+	var keys []pools.ZoneKey
 	ds, err := dns.NewRR(st.Result.DS[0])
 	if err != nil || ds.(*dns.DS).DigestType != dns.SHA256 || ds.(*dns.DS).KeyTag != st.Result.Keys[0].Tag || ds.(*dns.DS).Algorithm != 13 {
 		t.Fatalf("DS %q (%v): want SHA-256, algorithm 13, the key's tag", st.Result.DS[0], err)
 	}
-	keys, err := e.store.ZoneKeys(t.Context(), z["id"].(string))
+	keys, err = e.store.ZoneKeys(t.Context(), z["id"].(string))
 	if err != nil || len(keys) != 1 {
 		t.Fatalf("stored keys %v, %v", keys, err)
 	}
@@ -82,6 +83,60 @@ func TestDNSSECStatusAndRollover(t *testing.T) {
 	// Rollover steps are logged by the API but not yet written to the
 	// audit log (the store's key write does not record one): keep them out
 	// of the audit check rather than let it hide that gap elsewhere.
+	e.audit.mu.Lock()
+	e.audit.writes = slices.DeleteFunc(e.audit.writes, func(w sentWrite) bool { return strings.HasSuffix(w.path, "/dnssec/rollover") })
+	e.audit.mu.Unlock()
+}
+
+// TestDNSSECStatusNeverWrites: reading a zone's DNSSEC status stores
+// nothing, even for a zone that signs and has no key yet; the key comes
+// from the write that turns DNSSEC on, or from an explicit POST.
+func TestDNSSECStatusNeverWrites(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	ctx := t.Context()
+	z := e.create(pools.KindZone, zoneBody())
+	id := z["id"].(string)
+	path := "/api/v1/zones/" + id + "/dnssec"
+
+	// Turning DNSSEC on is the write that makes the key.
+	r := e.do("PATCH", "/api/v1/zones/"+id, map[string]any{"dnssec": map[string]any{"enabled": true}})
+	if r.status != 200 {
+		t.Fatalf("PATCH: %d %s", r.status, r.body)
+	}
+	if keys, err := e.store.ZoneKeys(ctx, id); err != nil || len(keys) != 1 || keys[0].State != pools.KeyActive {
+		t.Fatalf("after enabling: keys %v, %v; want one active", keys, err)
+	}
+
+	// A signing zone without a key (its key write failed, say) is only
+	// reported by a GET.
+	if _, err := e.store.UpdateZoneKeys(ctx, id, func([]pools.ZoneKey) ([]pools.ZoneKey, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	before, err := e.store.Revision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st dnssecStatus
+	for range 2 {
+		r = e.do("GET", path, nil)
+		if r.json(t, &st); r.status != 200 || !st.Result.Enabled || st.Result.Signing || len(st.Result.Keys) != 0 {
+			t.Fatalf("GET of a signing zone without a key: %d %s", r.status, r.body)
+		}
+	}
+	after, err := e.store.Revision(ctx)
+	if err != nil || after != before {
+		t.Fatalf("a GET moved the revision from %d to %d (%v)", before, after, err)
+	}
+	if keys, err := e.store.ZoneKeys(ctx, id); err != nil || len(keys) != 0 {
+		t.Fatalf("a GET stored keys %v (%v)", keys, err)
+	}
+
+	// The explicit POST makes it.
+	r = e.do("POST", path+"/rollover", nil)
+	if r.json(t, &st); r.status != 200 || !st.Result.Signing || len(st.Result.Keys) != 1 || len(st.Result.DS) != 1 {
+		t.Fatalf("POST rollover on a zone without a key: %d %s", r.status, r.body)
+	}
 	e.audit.mu.Lock()
 	e.audit.writes = slices.DeleteFunc(e.audit.writes, func(w sentWrite) bool { return strings.HasSuffix(w.path, "/dnssec/rollover") })
 	e.audit.mu.Unlock()

@@ -128,6 +128,7 @@ func (h resource) create(w http.ResponseWriter, r *http.Request) {
 		h.s.writeError(w, r, err)
 		return
 	}
+	h.s.ensureZoneKey(r.Context(), out)
 	w.Header().Set("Location", Prefix+"/"+string(h.kind)+"/"+out.ObjectMeta().ID)
 	writeObject(w, http.StatusCreated, out)
 }
@@ -159,6 +160,7 @@ func (h resource) replace(w http.ResponseWriter, r *http.Request) {
 		h.s.writeError(w, r, err)
 		return
 	}
+	h.s.ensureZoneKey(r.Context(), out)
 	writeObject(w, http.StatusOK, out)
 }
 
@@ -188,6 +190,7 @@ func (h resource) patch(w http.ResponseWriter, r *http.Request) {
 			h.s.writeError(w, r, err)
 			return
 		}
+		h.s.ensureZoneKey(r.Context(), out)
 		writeObject(w, http.StatusOK, out)
 		return
 	}
