@@ -59,6 +59,8 @@ type Record struct {
 	Content string `json:"content"`
 	// TTL 0 means the zone's ttl.
 	TTL uint32 `json:"ttl,omitempty"`
+	// Owner names the tool that manages the record (see MaxOwnerLen).
+	Owner string `json:"owner,omitempty"`
 }
 
 // MonitorType is the kind of health check.
@@ -126,6 +128,8 @@ type Pool struct {
 	Longitude      *float64       `json:"longitude"`
 	OriginSteering OriginSteering `json:"origin_steering"`
 	Origins        []Origin       `json:"origins"`
+	// Owner names the tool that manages the pool (see MaxOwnerLen).
+	Owner string `json:"owner,omitempty"`
 }
 
 // Origin is one server of a pool.
@@ -138,6 +142,8 @@ type Origin struct {
 	// Zone is a free label matched against the client's zone (zonal affinity).
 	Zone   string              `json:"zone"`
 	Header map[string][]string `json:"header,omitempty"`
+	// Owner names the tool that manages the origin (see MaxOwnerLen).
+	Owner string `json:"owner,omitempty"`
 }
 
 // SteeringPolicy chooses the order of candidate pools.
@@ -207,7 +213,16 @@ type LoadBalancer struct {
 	ZonalAffinity    ZonalAffinity       `json:"zonal_affinity"`
 	// Answers is how many origin records one answer carries; 0 = all eligible.
 	Answers int `json:"answers"` // default 1
+	// Owner names the tool that manages the load balancer (see MaxOwnerLen).
+	Owner string `json:"owner,omitempty"`
 }
+
+// MaxOwnerLen bounds an owner label. An owner is a free label, empty for
+// what an operator made by hand. glb does not interpret it: a tool that
+// writes configuration on someone's behalf (glb-externaldns writes
+// "external-dns:<cluster>") marks what it made, so that it changes only
+// that, and an operator sees at a glance what not to edit by hand.
+const MaxOwnerLen = 128
 
 // Network is an operator's statement of where the clients of a prefix are.
 // Fields it sets override GeoIP for addresses inside it.

@@ -97,6 +97,7 @@ func (z *Zone) Validate(refs References) error {
 		if strings.EqualFold(r.Type, "CNAME") && CanonicalName(r.Name) == zone {
 			e.add(p+".name", "a CNAME cannot be at the zone apex")
 		}
+		checkOwner(&e, p+".owner", r.Owner)
 	}
 	if nameOK {
 		z.checkCuts(refs, &e)
@@ -219,6 +220,18 @@ func checkExpectedCodes(s string) string {
 	return ""
 }
 
+func checkOwner(e *errs, path, owner string) {
+	if len(owner) > MaxOwnerLen {
+		e.add(path, "at most %d bytes", MaxOwnerLen)
+	}
+	for _, c := range owner {
+		if c < 0x20 || c == 0x7f {
+			e.add(path, "no control characters")
+			break
+		}
+	}
+}
+
 func checkUnit(e *errs, path string, v float64) {
 	if math.IsNaN(v) || v < 0 || v > 1 {
 		e.add(path, "must be in [0, 1]")
@@ -262,6 +275,7 @@ func (p *Pool) Validate(refs References) error {
 	default:
 		e.add("origin_steering.policy", "must be random or hash")
 	}
+	checkOwner(&e, "owner", p.Owner)
 	if len(p.Origins) == 0 {
 		e.add("origins", "at least one origin is required")
 	}
@@ -284,6 +298,7 @@ func (p *Pool) Validate(refs References) error {
 			}
 		}
 		checkUnit(&e, path+".weight", o.Weight)
+		checkOwner(&e, path+".owner", o.Owner)
 		for k := range o.Header {
 			if !strings.EqualFold(k, "Host") {
 				e.add(path+".header", "only the Host header may be set per origin, not %q", k)
@@ -296,6 +311,7 @@ func (p *Pool) Validate(refs References) error {
 // Validate checks a load balancer; refs resolves its zone and pools.
 func (l *LoadBalancer) Validate(refs References) error {
 	var e errs
+	checkOwner(&e, "owner", l.Owner)
 	zoneName, zoneOK := "", false
 	if l.Zone == "" {
 		e.add("zone", "required")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -130,5 +131,39 @@ func TestDefaultsAndStrictDecoding(t *testing.T) {
 	var bad Pool
 	if err := json.Unmarshal([]byte(`{"name": "p", "origins": [{"name": "a", "adress": "192.0.2.1"}]}`), &bad); err == nil {
 		t.Errorf("a misspelt nested field was accepted")
+	}
+}
+
+// An owner label is free but bounded, and kept through a JSON round trip
+// on every object that has one.
+func TestOwnerLabels(t *testing.T) {
+	long := strings.Repeat("x", MaxOwnerLen+1)
+	p := decode[Pool](t, `{"name": "p", "owner": "`+long+`", "origins": [
+		{"name": "a", "address": "192.0.2.1", "owner": "external-dns:eu"},
+		{"name": "b", "address": "192.0.2.2", "owner": "bad\u0001owner"}]}`)
+	if got, want := paths(t, p.Validate(refs{})), []string{"origins[1].owner", "owner"}; !slices.Equal(got, want) {
+		t.Errorf("pool errors at %v, want %v", got, want)
+	}
+	l := decode[LoadBalancer](t, `{"zone": "z", "name": "www.glb.example.com", "default_pools": ["p1"], "fallback_pool": "p1", "owner": "`+long+`"}`)
+	if got, want := paths(t, l.Validate(refs{})), []string{"owner"}; !slices.Equal(got, want) {
+		t.Errorf("load balancer errors at %v, want %v", got, want)
+	}
+	z := decode[Zone](t, `{"name": "glb.example.com", "nameservers": ["ns1.example.net"],
+		"records": [{"name": "a.glb.example.com", "type": "A", "content": "192.0.2.1", "owner": "`+long+`"}]}`)
+	if got, want := paths(t, z.Validate(refs{})), []string{"records[0].owner"}; !slices.Equal(got, want) {
+		t.Errorf("zone errors at %v, want %v", got, want)
+	}
+	ok := decode[Pool](t, `{"name": "p", "owner": "external-dns:eu", "origins": [{"name": "a", "address": "192.0.2.1", "owner": "external-dns:eu"}]}`)
+	if err := ok.Validate(refs{}); err != nil {
+		t.Fatalf("valid owners refused: %v", err)
+	}
+	b, _ := json.Marshal(ok)
+	back := decode[Pool](t, string(b))
+	if back.Owner != "external-dns:eu" || back.Origins[0].Owner != "external-dns:eu" {
+		t.Errorf("owners lost in a round trip: %s", b)
+	}
+	b, _ = json.Marshal(decode[Pool](t, `{"name": "p", "origins": [{"name": "a", "address": "192.0.2.1"}]}`))
+	if strings.Contains(string(b), "owner") {
+		t.Errorf("an object without owner shows one: %s", b)
 	}
 }
