@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// client is the part of glb's REST API the provider uses. It decodes only
+// the members it reads and writes with merge patches of only the members
+// it changes, so that a newer glbd's fields are kept, not dropped.
+type client struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+func newClient(server, token string) *client {
+	return &client{base: strings.TrimSuffix(server, "/"), token: token, http: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// apiError is an answer other than 2xx; Body is the problem document.
+type apiError struct {
+	Method, Path string
+	Status       int
+	Body         string
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("%s %s: %d %s: %s", e.Method, e.Path, e.Status, http.StatusText(e.Status), strings.TrimSpace(e.Body))
+}
+
+func statusOf(err error) int {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae.Status
+	}
+	return 0
+}
+
+// Conflicts the provider resolves by reading again: 412 (someone wrote
+// since it read), 409 (someone made the object it was about to make).
+func isStale(err error) bool { return statusOf(err) == http.StatusPreconditionFailed }
+
+const prefix = "/api/v1"
+
+// do sends one request with an optional JSON body and If-Match revision
+// (0: none), decoding the result member of the answer into out.
+func (c *client) do(ctx context.Context, method, path string, body any, ifMatch int64, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		if method == http.MethodPatch {
+			req.Header.Set("Content-Type", "application/merge-patch+json")
+		} else {
+			req.Header.Set("Content-Type", "application/json")
+		}
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if ifMatch > 0 {
+		req.Header.Set("If-Match", `"`+strconv.FormatInt(ifMatch, 10)+`"`)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("%s %s: reading the answer: %w", method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return &apiError{Method: method, Path: path, Status: resp.StatusCode, Body: string(b)}
+	}
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		return nil
+	}
+	env := struct {
+		Result any `json:"result"`
+	}{Result: out}
+	if err := json.Unmarshal(b, &env); err != nil {
+		return fmt.Errorf("%s %s: decoding the answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// list reads every page of a collection.
+func list[T any](ctx context.Context, c *client, kind string) ([]T, error) {
+	var all []T
+	for page := 1; ; page++ {
+		var env struct {
+			Result     []T `json:"result"`
+			ResultInfo struct {
+				TotalPages int `json:"total_pages"`
+			} `json:"result_info"`
+		}
+		path := fmt.Sprintf("%s/%s?per_page=1000&page=%d", prefix, kind, page)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Accept", "application/json")
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		resp, err := c.http.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("GET %s: %w", path, err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			return nil, &apiError{Method: http.MethodGet, Path: path, Status: resp.StatusCode, Body: string(b)}
+		}
+		if err := json.Unmarshal(b, &env); err != nil {
+			return nil, fmt.Errorf("GET %s: decoding the answer: %w", path, err)
+		}
+		all = append(all, env.Result...)
+		if page >= env.ResultInfo.TotalPages || len(env.Result) == 0 {
+			return all, nil
+		}
+	}
+}
+
+func objectPath(kind, id string) string { return prefix + "/" + kind + "/" + url.PathEscape(id) }
+
+// The members of glb's objects the provider reads. Origins and records
+// are also kept as they came (Raw), so that those of others go back
+// unchanged when the provider rewrites the list they are in.
+
+type glbZone struct {
+	ID       string            `json:"id"`
+	Revision int64             `json:"revision"`
+	Name     string            `json:"name"`
+	Records  []json.RawMessage `json:"records"`
+}
+
+type glbRecord struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Content string `json:"content"`
+	TTL     uint32 `json:"ttl,omitempty"`
+	Owner   string `json:"owner,omitempty"`
+}
+
+type glbPool struct {
+	ID       string            `json:"id"`
+	Revision int64             `json:"revision"`
+	Name     string            `json:"name"`
+	Monitor  string            `json:"monitor"`
+	Owner    string            `json:"owner"`
+	Origins  []json.RawMessage `json:"origins"`
+}
+
+type glbOrigin struct {
+	Name    string  `json:"name"`
+	Address string  `json:"address"`
+	Weight  float64 `json:"weight"`
+	Owner   string  `json:"owner,omitempty"`
+}
+
+type glbLB struct {
+	ID             string              `json:"id"`
+	Revision       int64               `json:"revision"`
+	Zone           string              `json:"zone"`
+	Name           string              `json:"name"`
+	TTL            uint32              `json:"ttl"`
+	DefaultPools   []string            `json:"default_pools"`
+	FallbackPool   string              `json:"fallback_pool"`
+	RegionPools    map[string][]string `json:"region_pools"`
+	CountryPools   map[string][]string `json:"country_pools"`
+	RandomSteering struct {
+		PoolWeights map[string]float64 `json:"pool_weights"`
+	} `json:"random_steering"`
+	Owner string `json:"owner"`
+}
+
+func (c *client) zone(ctx context.Context, id string) (glbZone, error) {
+	var z glbZone
+	err := c.do(ctx, http.MethodGet, objectPath("zones", id), nil, 0, &z)
+	return z, err
+}
+
+func (c *client) pool(ctx context.Context, id string) (*glbPool, error) {
+	var p glbPool
+	if err := c.do(ctx, http.MethodGet, objectPath("pools", id), nil, 0, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+func (c *client) loadBalancer(ctx context.Context, id string) (*glbLB, error) {
+	var l glbLB
+	if err := c.do(ctx, http.MethodGet, objectPath("load_balancers", id), nil, 0, &l); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
