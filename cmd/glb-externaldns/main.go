@@ -37,7 +37,7 @@ type Config struct {
 	// the same pod. Default 127.0.0.1:8888, ExternalDNS's default
 	// (GLB_EXTERNALDNS_LISTEN).
 	Listen string
-	// HealthListen serves /healthz for the kubelet's probes. Default :8080
+	// HealthListen serves /healthz and /readyz for the kubelet's probes. Default :8080
 	// (GLB_EXTERNALDNS_HEALTH_LISTEN); empty turns it off.
 	HealthListen string
 	// Zone is the id of the glb zone this provider manages (GLB_ZONE).
@@ -66,7 +66,7 @@ func parseConfig(args []string, env func(string) string, stderr io.Writer) (Conf
 	fs.StringVar(&c.Server, "server", def("GLB_SERVER", "http://127.0.0.1:8080"), "glb API base URL (GLB_SERVER)")
 	fs.StringVar(&c.Token, "token", "", "bearer token with the write scope (default GLB_API_TOKEN)")
 	fs.StringVar(&c.Listen, "listen", def("GLB_EXTERNALDNS_LISTEN", "127.0.0.1:8888"), "webhook address for ExternalDNS (GLB_EXTERNALDNS_LISTEN)")
-	fs.StringVar(&c.HealthListen, "health-listen", def("GLB_EXTERNALDNS_HEALTH_LISTEN", ":8080"), "address of /healthz, empty for none (GLB_EXTERNALDNS_HEALTH_LISTEN)")
+	fs.StringVar(&c.HealthListen, "health-listen", def("GLB_EXTERNALDNS_HEALTH_LISTEN", ":8080"), "address of /healthz (liveness) and /readyz (glb answers), empty for none (GLB_EXTERNALDNS_HEALTH_LISTEN)")
 	fs.StringVar(&c.Zone, "zone", env("GLB_ZONE"), "id of the glb zone to manage (GLB_ZONE)")
 	fs.StringVar(&c.Owner, "owner", env("GLB_EXTERNALDNS_OWNER"), "this cluster's name, marked on what it makes (GLB_EXTERNALDNS_OWNER)")
 	fs.StringVar(&c.Monitor, "monitor", env("GLB_EXTERNALDNS_MONITOR"), "monitor id for the pools it makes, unless an endpoint names one (GLB_EXTERNALDNS_MONITOR)")

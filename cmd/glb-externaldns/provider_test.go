@@ -409,6 +409,16 @@ func TestWebhookProtocol(t *testing.T) {
 	if code, _, body := get("/healthz"); code != 200 {
 		t.Errorf("healthz: %d %s", code, body)
 	}
+	if code, _, body := get("/readyz"); code != 200 {
+		t.Errorf("readyz: %d %s", code, body)
+	}
+	down := n.provider("eu")
+	down.cl = newClient("http://127.0.0.1:1", testToken)
+	rec := httptest.NewRecorder()
+	down.health().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("readyz with glb unreachable: %d %s", rec.Code, rec.Body)
+	}
 	var eps []endpoint
 	_, _, body = get("/records")
 	if err := json.Unmarshal([]byte(body), &eps); err != nil || len(eps) != 1 {

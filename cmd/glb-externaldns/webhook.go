@@ -32,16 +32,22 @@ func (p *provider) webhook() http.Handler {
 	m.HandleFunc("GET /records", p.records)
 	m.HandleFunc("POST /records", p.applyChanges)
 	m.HandleFunc("POST /adjustendpoints", p.adjustEndpoints)
-	m.HandleFunc("GET /healthz", p.healthz)
+	m.HandleFunc("GET /healthz", healthz)
+	m.HandleFunc("GET /readyz", p.readyz)
 	return m
 }
 
 // health serves the kubelet's probes on their own listener.
 func (p *provider) health() http.Handler {
 	m := http.NewServeMux()
-	m.HandleFunc("GET /healthz", p.healthz)
+	m.HandleFunc("GET /healthz", healthz)
+	m.HandleFunc("GET /readyz", p.readyz)
 	return m
 }
+
+// healthz answers 200 while the process serves: a liveness probe, since a
+// restart mends nothing glb's absence causes.
+func healthz(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }
 
 func (p *provider) negotiate(w http.ResponseWriter, _ *http.Request) {
 	writeWebhook(w, http.StatusOK, domainFilter{Include: []string{p.zoneName}})
@@ -80,9 +86,9 @@ func (p *provider) adjustEndpoints(w http.ResponseWriter, r *http.Request) {
 	writeWebhook(w, http.StatusOK, p.AdjustEndpoints(eps))
 }
 
-// healthz answers 200 while glb answers for the zone: the provider is of
+// readyz answers 200 while glb answers for the zone: the provider is of
 // no use without it, and a probe that says so shows where the fault is.
-func (p *provider) healthz(w http.ResponseWriter, r *http.Request) {
+func (p *provider) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
 	if _, err := p.cl.zone(ctx, p.zoneID); err != nil {
