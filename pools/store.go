@@ -122,6 +122,7 @@ type Store interface {
 
 	AuditLog          // audit.go
 	TokenStore        // tokens.go
+	TSIGKeyStore      // tsig.go
 	KeyStore          // dnssec_store.go
 	CookieSecretStore // cookie_secret.go
 

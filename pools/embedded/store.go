@@ -52,6 +52,7 @@ func Open(path string) (*Store, error) {
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		names := append(append([][]byte{metaBucket}, healthBuckets...), auditBuckets...)
+		names = append(names, tsigBucket)
 		for _, k := range pools.Kinds {
 			names = append(names, objectBucket(k), orderBucket(k), uniqueBucket(k))
 		}

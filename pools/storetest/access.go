@@ -22,6 +22,7 @@ var accessTests = []struct {
 	{"AuditHealthTransitionsOnce", testAuditHealth},
 	{"AuditPrune", testAuditPrune},
 	{"Tokens", testTokens},
+	{"TSIGKeys", testTSIGKeys},
 }
 
 // audit returns every entry matching f, oldest first.
