@@ -127,7 +127,7 @@ func writeTarget(w sentWrite) (pools.Kind, string, map[string]any) {
 		return kind, parts[1], out.Result
 	}
 	id, _ := out.Result["id"].(string)
-	if kind == pools.KindToken {
+	if kind == pools.KindToken || kind == pools.KindTSIGKey {
 		id, _ = out.Result["name"].(string)
 		delete(out.Result, "secret")
 	}

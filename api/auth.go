@@ -14,12 +14,16 @@ import (
 // Problem type of a token that lacks a scope.
 const problemForbidden = "urn:glb:problem:missing-scope"
 
-// requiredScope is what a request needs: managing tokens needs admin,
+// requiredScope is what a request needs: managing tokens and TSIG keys needs admin,
 // reading anything else read, every other method write. It looks only at
 // the method and the path, so that it holds before routing too.
 func requiredScope(r *http.Request) pools.Scope {
 	p := r.URL.Path
 	if p == Prefix+"/tokens" || strings.HasPrefix(p, Prefix+"/tokens/") {
+		return pools.ScopeAdmin
+	}
+	if p == Prefix+"/tsig_keys" || strings.HasPrefix(p, Prefix+"/tsig_keys/") {
+		// A TSIG key is a credential that writes DNS, like a token.
 		return pools.ScopeAdmin
 	}
 	switch r.Method {

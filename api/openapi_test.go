@@ -78,8 +78,8 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	// 4 token operations, the audit log, and a zone's DNSSEC state and
 	// rollover, and HEAD beside each of the 5×2+6 GETs, the 2 token GETs,
 	// the audit log's and the DNSSEC state's; the event stream's GET and
-	// HEAD; the traffic preview.
-	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1 {
+	// HEAD; the traffic preview; the TSIG keys' 4 operations and 2 HEADs.
+	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6 {
 		t.Fatalf("%d routes: %v", len(served), served)
 	}
 }

@@ -134,6 +134,7 @@ func New(o Options) http.Handler {
 		r.Get(Prefix+"/zones/{id}/dnssec", s.dnssecStatus)
 		r.Post(Prefix+"/zones/{id}/dnssec/rollover", s.dnssecRollover)
 		s.accessRoutes(r)
+		s.tsigRoutes(r)
 	})
 	return r
 }

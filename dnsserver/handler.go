@@ -69,6 +69,10 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 		s.metrics.query(r.qtype, b.rcode, b.truncated, w.sampled(now))
 	}()
 	b.start()
+	if r.opcode == opcodeUpdate && s.cfg.Updates != nil {
+		// A write, parsed and applied off the answer path (rfc2136.go).
+		return s.update(b, msg)
+	}
 	if r.opcode != 0 {
 		// Only QUERY is served. The reply carries the opcode and QR and
 		// nothing else: no flag, no section, not even an OPT.

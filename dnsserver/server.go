@@ -52,6 +52,9 @@ type Config struct {
 	VersionString string
 	// RRL is response rate limiting; the zero value is off.
 	RRL RRLConfig
+	// Updates takes RFC 2136 UPDATE messages signed with a TSIG key
+	// (rfc2136.go); nil answers them NOTIMP like any opcode but QUERY.
+	Updates UpdateStore
 }
 
 // Server is an authoritative DNS server answering from the snapshot last

@@ -40,6 +40,7 @@ type Snapshot struct {
 
 type zone struct {
 	apex   []byte
+	id     string // the zone's id in the store (UPDATE writes it back)
 	nodes  map[string]*node
 	soa    []byte // SOA tail with the zone TTL, for answers
 	negSOA []byte // SOA tail with min(TTL, minimum), for negative answers
@@ -155,7 +156,7 @@ func compileZone(pz *pools.Zone) (*zone, error) {
 	if err != nil {
 		return nil, err
 	}
-	z := &zone{apex: apex, nodes: map[string]*node{}}
+	z := &zone{apex: apex, id: pz.ID, nodes: map[string]*node{}}
 	z.add(apex)
 	fq := func(n string) string { return dns.Fqdn(strings.ToLower(n)) }
 	ttl := pz.TTL

@@ -23,7 +23,8 @@ type dnsService struct {
 	last *dnsserver.Snapshot
 }
 
-func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog.Logger, reg prometheus.Registerer) (*dnsService, error) {
+// updates takes the RFC 2136 UPDATEs (the store; nil: NOTIMP).
+func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog.Logger, reg prometheus.Registerer, updates dnsserver.UpdateStore) (*dnsService, error) {
 	d := &dnsService{geo: geo, log: log}
 	addrs := dnsListenAddrs(cfg.DNSListen)
 	for _, addr := range addrs {
@@ -34,7 +35,7 @@ func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog
 			r = prometheus.WrapRegistererWith(prometheus.Labels{"listener": addr}, reg)
 		}
 		srv, err := dnsserver.New(dnsserver.Config{Addr: addr, UDPSockets: cfg.UDPSockets, Registerer: r, Logger: log,
-			NSID: cfg.NSID, VersionString: cfg.VersionString, RRL: cfg.RRL})
+			NSID: cfg.NSID, VersionString: cfg.VersionString, RRL: cfg.RRL, Updates: updates})
 		if err == nil {
 			err = srv.Start(ctx)
 		}

@@ -155,7 +155,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		}
 		defer stop()
 	}
-	dns, err := startDNS(ctx, cfg, geo, log, reg)
+	dns, err := startDNS(ctx, cfg, geo, log, reg, store)
 	if err != nil {
 		return fmt.Errorf("dns: %w", err)
 	}
