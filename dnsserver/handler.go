@@ -61,6 +61,7 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 			*b = builder{buf: w.out[:0], r: r, tcp: tcp}
 			b.start()
 			b.rcode = rcodeServFail
+			b.setEDE(edeOther, edeTextPanic)
 			reply = b.finish()
 		}
 		if s.edge.rrl != nil && !tcp && !b.cookieValid && reply != nil {
@@ -111,16 +112,19 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 		// Not ready: SERVFAIL makes resolvers try another server now and
 		// cache nothing for long, which REFUSED would not promise.
 		b.rcode = rcodeServFail
+		b.setEDE(edeNotReady, edeTextNotReady)
 		return b.finish()
 	}
 	z := lv.snap.findZone(r.name())
 	if z == nil || r.qclass != classIN {
 		b.rcode = rcodeRefused
+		b.setEDE(edeNotAuthoritative, edeTextNotServed)
 		return b.finish()
 	}
 	if r.qtype == typeAXFR || r.qtype == typeIXFR {
 		// Zones are replicated through the store, never by transfer.
 		b.rcode = rcodeRefused
+		b.setEDE(edeProhibited, edeTextTransfer)
 		return b.finish()
 	}
 	b.flags |= flagAA
@@ -239,6 +243,9 @@ func (s *Server) decide(lv *live, n *node, b *builder, src netip.Addr, ans *stee
 		req.Client = lv.snap.loc.Locate(client)
 	}
 	lv.snap.steer.Decide(lb, &req, steering.FastRand{}, ans, nil)
+	if ans.FailOpen {
+		b.setEDE(edeStaleAnswer, edeTextFailOpen)
+	}
 	if ans.N > 0 {
 		b.scope = max(b.scope, ans.Scope)
 		lv.lbm[n.lbIdx].count(ans)
@@ -268,6 +275,11 @@ type builder struct {
 	cookieOut   [8 + serverCookieLen]byte
 	apex        []byte // zone of the answer (NXDOMAIN bucket)
 	cut         *cut   // set by a referral
+
+	// Extended DNS Error to send (ede.go).
+	edeOn   bool
+	edeCode uint16
+	edeText string
 }
 
 func (b *builder) start() {
@@ -338,6 +350,7 @@ func (b *builder) finish() []byte {
 		if b.cookie {
 			optLen += 4 + len(b.cookieOut)
 		}
+		optLen += b.edeLen()
 	}
 	limit := 65535
 	if !b.tcp {
@@ -384,6 +397,7 @@ func (b *builder) finish() []byte {
 		if b.cookie {
 			b.option(optionCookie, b.cookieOut[:])
 		}
+		b.writeEDE()
 	}
 	h := b.buf[:headerLen]
 	binary.BigEndian.PutUint16(h[0:], r.id)
