@@ -39,6 +39,13 @@ bench-dns:
 check-deploy: build
 	deploy/check.sh
 
+# Each fuzz target for FUZZTIME (go test fuzzes one target at a time).
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzUpdate$$' -fuzztime $(FUZZTIME) ./dnsserver/
+	$(GO) test -run '^$$' -fuzz '^FuzzHandlePacket$$' -fuzztime $(FUZZTIME) ./dnsserver/
+	$(GO) test -run '^$$' -fuzz '^FuzzAPIWrite$$' -fuzztime $(FUZZTIME) ./api/
+
 fmt:
 	gofmt -w .
 

@@ -21,7 +21,7 @@ func runAudit(ctx context.Context, args []string, env func(string) string, stdou
 	fs := newFlags("audit", env, stderr, &c, outputs...)
 	q := url.Values{}
 	for _, f := range []struct{ name, usage string }{
-		{"kind", "only this kind: zones, monitors, pools, load_balancers, networks, tokens, health"},
+		{"kind", "only this kind: zones, monitors, pools, load_balancers, networks, tokens, tsig_keys, health"},
 		{"id", "only this object id (pool/origin for health)"},
 		{"actor", "only this actor (a token's name, bootstrap, anonymous, cluster)"},
 		{"since", "entries at or after this RFC 3339 time"},

@@ -48,6 +48,7 @@ Usage:
   glbctl explain LB --client IP [--ecs CIDR] [--type A|AAAA] [-o table|json]
   glbctl health POOL [-o table|json]
   glbctl audit [--kind K] [--id ID] [--actor NAME] [--since T] [--until T] [-o table|json|yaml]
+  glbctl tsig-keys [list|create NAME --grant ZONE:NAME:MATCH:TYPES|delete NAME]   (admin)
 
 Every command takes --server URL (GLB_SERVER, default http://127.0.0.1:8080)
 and --token TOKEN (GLB_API_TOKEN). "glbctl COMMAND -h" lists its flags.
@@ -72,6 +73,8 @@ var commands = map[string]command{
 	"explain": runExplain,
 	"health":  runHealth,
 	"audit":   runAudit,
+	// TSIG keys for DNS UPDATE (tsig.go).
+	"tsig-keys": runTSIGKeys,
 }
 
 func run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
