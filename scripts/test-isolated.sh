@@ -30,6 +30,9 @@ git clone -q "$root" "$tmp/glb"
 echo "test-isolated: make test on a fresh clone of $(git -C "$tmp/glb" rev-parse --short HEAD), no network, DATABASE_URL unset" >&2
 # Modules now, while there is a network; the build cache is shared.
 (cd "$tmp/glb" && go mod download)
+# The ACME test is a module of its own (lego and Pebble stay out of glb's
+# go.mod): its modules too.
+(cd "$tmp/glb/integration/acme" && go mod download)
 
 unshare -n -- env -u DATABASE_URL GOPROXY=off TMPDIR="$tmp/tmp" bash -c '
 set -euo pipefail
