@@ -165,6 +165,14 @@ func previewSample(req *PreviewRequest) ([]steering.Sample, steering.QType, []po
 			fes = append(fes, pools.FieldError{Path: path, Message: "give a subnet, a region or a country"})
 		default:
 			region, country := strings.ToUpper(c.Region), strings.ToUpper(c.Country)
+			if msg := pools.CountryProblem(country); country != "" && msg != "" {
+				fes = append(fes, pools.FieldError{Path: path + ".country", Message: msg})
+				continue
+			}
+			if msg := pools.RegionProblem(region); region != "" && msg != "" {
+				fes = append(fes, pools.FieldError{Path: path + ".region", Message: msg})
+				continue
+			}
 			if _, ok := steering.Place(region, country); !ok {
 				msg := fmt.Sprintf("unknown region %q: one of %s", c.Region, strings.Join(pools.Regions, ", "))
 				field := path + ".region"

@@ -117,3 +117,21 @@ func TestRegionTableRejectsBadRows(t *testing.T) {
 		}
 	}
 }
+
+// The API accepts exactly the countries the region table places: a code
+// accepted there but missing here would never match a client.
+func TestRegionTableListsTheAcceptedCountries(t *testing.T) {
+	t.Parallel()
+	accepted := map[string]bool{}
+	for _, c := range pools.CountryCodes() {
+		accepted[c] = true
+		if !countries[int(c[0]-'A')*26+int(c[1]-'A')].listed {
+			t.Errorf("%s is accepted by validation but not in regions.csv", c)
+		}
+	}
+	for i := range countries {
+		if c := &countries[i]; c.listed && !accepted[c.code] {
+			t.Errorf("%s is in regions.csv but refused by validation", c.code)
+		}
+	}
+}

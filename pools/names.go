@@ -38,6 +38,11 @@ func checkHostname(s string, _ bool) string {
 			}
 		}
 	}
+	// RFC 3696 §2: a top-level domain is never all digits, which tells
+	// a name from a mistyped IPv4 address.
+	if last := s[strings.LastIndexByte(s, '.')+1:]; strings.Trim(last, "0123456789") == "" {
+		return "ends in an all-numeric label " + last + ", which no top-level domain is"
+	}
 	return ""
 }
 

@@ -158,6 +158,19 @@ const (
 	SteeringRandom         SteeringPolicy = "random"
 )
 
+// Policy is the steering policy the load balancer steers by: its
+// steering_policy, or when that is unset, geo if it maps regions or
+// countries and off otherwise. It is the one name every reader shows.
+func (l *LoadBalancer) Policy() SteeringPolicy {
+	if l.SteeringPolicy != SteeringDefault {
+		return l.SteeringPolicy
+	}
+	if len(l.RegionPools) > 0 || len(l.CountryPools) > 0 {
+		return SteeringGeo
+	}
+	return SteeringOff
+}
+
 // PreferECS says when an EDNS Client Subnet is trusted over the resolver's
 // address.
 type PreferECS string

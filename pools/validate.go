@@ -31,10 +31,6 @@ func IsRegion(s string) bool {
 	return false
 }
 
-func isCountry(s string) bool {
-	return len(s) == 2 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z'
-}
-
 // References answers the cross-object questions of validation. Stores
 // implement it inside their write transaction.
 type References interface {
@@ -265,8 +261,8 @@ func (p *Pool) Validate(refs References) error {
 		e.add("monitor", "no monitor with id %q", p.Monitor)
 	}
 	for i, r := range p.CheckRegions {
-		if !IsRegion(r) {
-			e.add(fmt.Sprintf("check_regions[%d]", i), "unknown region %q", r)
+		if msg := RegionProblem(r); msg != "" {
+			e.add(fmt.Sprintf("check_regions[%d]", i), "%s", msg)
 		}
 	}
 	checkCoordinates(&e, "", p.Latitude, p.Longitude)
@@ -292,10 +288,8 @@ func (p *Pool) Validate(refs References) error {
 		} else {
 			seen[o.Name] = i
 		}
-		if _, isIP := ParseAddress(o.Address); !isIP {
-			if msg := checkHostname(o.Address, false); msg != "" {
-				e.add(path+".address", "not an IPv4 or IPv6 address or hostname: %s", msg)
-			}
+		if msg := addressProblem(o.Address); msg != "" {
+			e.add(path+".address", "%s", msg)
 		}
 		checkUnit(&e, path+".weight", o.Weight)
 		checkOwner(&e, path+".owner", o.Owner)
@@ -305,7 +299,59 @@ func (p *Pool) Validate(refs References) error {
 			}
 		}
 	}
+	// A pool with fewer enabled origins than minimum_origins can never
+	// be healthy: every query would skip it. Refused, so that the typo
+	// (or the last origin disabled) is seen when it is made; a pool meant
+	// to take no traffic is disabled instead.
+	if p.Enabled && p.MinimumOrigins >= 1 && len(p.Origins) > 0 {
+		enabled := 0
+		for _, o := range p.Origins {
+			if o.Enabled {
+				enabled++
+			}
+		}
+		if p.MinimumOrigins > enabled {
+			e.add("minimum_origins", "%d is more than the %d enabled origin%s: the pool could never be healthy; lower minimum_origins, enable origins, or disable the pool", p.MinimumOrigins, enabled, plural(enabled))
+		}
+	}
 	return e.err()
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// addressProblem says why s is not an origin address (an IP address or a
+// hostname), in the words of what it probably is, or returns "".
+func addressProblem(s string) string {
+	if _, isIP := ParseAddress(s); isIP {
+		return ""
+	}
+	if strings.TrimSpace(s) == "" {
+		return "required: an IPv4 or IPv6 address or a hostname"
+	}
+	if looksNumeric(s) {
+		// RFC 3696 §2: no top-level domain is all digits, so this is a
+		// mistyped IPv4 address, not a hostname to answer with a CNAME.
+		return fmt.Sprintf("%q is not an IPv4 address (four numbers 0-255 such as 192.0.2.1)", s)
+	}
+	if strings.Contains(s, ":") {
+		return fmt.Sprintf("%q is not an IPv6 address", s)
+	}
+	if msg := checkHostname(s, false); msg != "" {
+		return fmt.Sprintf("%q is not an IPv4 or IPv6 address or hostname: %s", s, msg)
+	}
+	return ""
+}
+
+// looksNumeric reports whether s is dots and digits only: meant as an IPv4
+// address.
+func looksNumeric(s string) bool {
+	s = strings.TrimSuffix(s, ".")
+	return s != "" && strings.Trim(s, "0123456789.") == ""
 }
 
 // Validate checks a load balancer; refs resolves its zone and pools.
@@ -366,16 +412,16 @@ func (l *LoadBalancer) Validate(refs References) error {
 		pool("fallback_pool", l.FallbackPool)
 	}
 	for _, r := range slices.Sorted(maps.Keys(l.RegionPools)) {
-		if !IsRegion(r) {
-			e.add("region_pools."+r, "unknown region %q", r)
+		if msg := RegionProblem(r); msg != "" {
+			e.add("region_pools."+r, "%s", msg)
 		}
 		for i, id := range l.RegionPools[r] {
 			pool(fmt.Sprintf("region_pools.%s[%d]", r, i), id)
 		}
 	}
 	for _, c := range slices.Sorted(maps.Keys(l.CountryPools)) {
-		if !isCountry(c) {
-			e.add("country_pools."+c, "not an upper-case ISO 3166 alpha-2 code")
+		if msg := CountryProblem(c); msg != "" {
+			e.add("country_pools."+c, "%s", msg)
 		}
 		for i, id := range l.CountryPools[c] {
 			pool(fmt.Sprintf("country_pools.%s[%d]", c, i), id)
@@ -406,17 +452,41 @@ func (l *LoadBalancer) Validate(refs References) error {
 // Validate checks an operator network.
 func (n *Network) Validate(_ References) error {
 	var e errs
-	if p, err := netip.ParsePrefix(n.CIDR); err != nil {
-		e.add("cidr", "not a CIDR prefix: %v", err)
+	if p, msg := ParseCIDR(n.CIDR); msg != "" {
+		e.add("cidr", "%s", msg)
 	} else if p.Masked() != p {
-		e.add("cidr", "host bits set; did you mean %s?", p.Masked())
+		e.add("cidr", "%q has host bits set; did you mean %s?", n.CIDR, p.Masked())
 	}
-	if n.Region != "" && !IsRegion(n.Region) {
-		e.add("region", "unknown region %q", n.Region)
+	if n.Region != "" {
+		if msg := RegionProblem(n.Region); msg != "" {
+			e.add("region", "%s", msg)
+		}
 	}
-	if n.Country != "" && !isCountry(n.Country) {
-		e.add("country", "not an upper-case ISO 3166 alpha-2 code")
+	if n.Country != "" {
+		if msg := CountryProblem(n.Country); msg != "" {
+			e.add("country", "%s", msg)
+		}
 	}
 	checkCoordinates(&e, "", n.Latitude, n.Longitude)
 	return e.err()
+}
+
+// ParseCIDR parses a prefix such as 198.51.100.0/24, or says in the
+// operator's words what is wrong with it.
+func ParseCIDR(s string) (netip.Prefix, string) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p, ""
+	}
+	addr, bits, ok := strings.Cut(s, "/")
+	if strings.TrimSpace(s) == "" {
+		return netip.Prefix{}, "required: a prefix such as 198.51.100.0/24"
+	}
+	if !ok {
+		return netip.Prefix{}, fmt.Sprintf("%q has no prefix length: write it as %s/24 or %s/32 (IPv6: /48, /128)", s, addr, addr)
+	}
+	ip, err := netip.ParseAddr(addr)
+	if err != nil || ip.Zone() != "" {
+		return netip.Prefix{}, fmt.Sprintf("%q: %q is not an IPv4 or IPv6 address", s, addr)
+	}
+	return netip.Prefix{}, fmt.Sprintf("%q: prefix length %q is not a number in [0, %d]", s, bits, ip.BitLen())
 }

@@ -1,0 +1,79 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/pools"
+)
+
+// message returns the problem's message at path, or fails.
+func message(t *testing.T, p api.Problem, path string) string {
+	t.Helper()
+	for _, fe := range p.Errors {
+		if fe.Path == path {
+			return fe.Message
+		}
+	}
+	t.Fatalf("no error at %s: %v", path, p.Errors)
+	return ""
+}
+
+// A typo is refused where it is made, in words that name the value and
+// the likely intent, wherever a country, region or address is accepted.
+func TestTyposRefusedWithTheirFieldAndValue(t *testing.T) {
+	t.Parallel()
+	e := previewEnv(t, nil)
+	f := e.fixture()
+
+	body := poolBody("")
+	body["origins"] = []map[string]any{{"name": "a", "address": "999.1.1.1"}}
+	p := e.do("POST", "/api/v1/pools", body).problem(t, http.StatusBadRequest)
+	if msg := message(t, p, "origins[0].address"); !strings.Contains(msg, `"999.1.1.1" is not an IPv4 address`) {
+		t.Errorf("origin 999.1.1.1: %q", msg)
+	}
+
+	lb := lbBody(f.zone, f.pool)
+	lb["name"] = "geo.glb.example.com"
+	lb["country_pools"] = map[string]any{"UK": []string{f.pool}}
+	lb["region_pools"] = map[string]any{"weu": []string{f.pool}}
+	p = e.do("POST", "/api/v1/load_balancers", lb).problem(t, http.StatusBadRequest)
+	if msg := message(t, p, "country_pools.UK"); !strings.Contains(msg, `"UK" is not an ISO 3166-1 alpha-2 country code; did you mean "GB"?`) {
+		t.Errorf("country_pools UK: %q", msg)
+	}
+	if msg := message(t, p, "region_pools.weu"); !strings.Contains(msg, `did you mean "WEU"?`) {
+		t.Errorf("region_pools weu: %q", msg)
+	}
+
+	n := networkBody("198.51.100.0/24")
+	n["country"] = "UK"
+	p = e.do("POST", "/api/v1/networks", n).problem(t, http.StatusBadRequest)
+	if msg := message(t, p, "country"); !strings.Contains(msg, `did you mean "GB"?`) {
+		t.Errorf("network country UK: %q", msg)
+	}
+	p = e.do("POST", "/api/v1/networks", networkBody("198.51.100.0/33")).problem(t, http.StatusBadRequest)
+	if msg := message(t, p, "cidr"); !strings.Contains(msg, `"198.51.100.0/33"`) || strings.Contains(msg, "netip") {
+		t.Errorf("network cidr /33: %q", msg)
+	}
+
+	p = e.do("POST", "/api/v1/load_balancers/"+f.lb+"/preview", map[string]any{
+		"clients": []map[string]any{{"country": "UK"}, {"region": "FR"}}}).problem(t, http.StatusBadRequest)
+	if msg := message(t, p, "clients[0].country"); !strings.Contains(msg, `did you mean "GB"?`) {
+		t.Errorf("preview country UK: %q", msg)
+	}
+	if msg := message(t, p, "clients[1].region"); !strings.Contains(msg, `"FR" is a country, not a region`) {
+		t.Errorf("preview region FR: %q", msg)
+	}
+
+	body = poolBody("")
+	body["minimum_origins"] = 4
+	p = e.do("POST", "/api/v1/pools", body).problem(t, http.StatusBadRequest)
+	if msg := message(t, p, "minimum_origins"); !strings.Contains(msg, "could never be healthy") {
+		t.Errorf("minimum_origins 4 of 3: %q", msg)
+	}
+	if n := total(t, e, pools.KindNetwork); n != 1 {
+		t.Errorf("%d networks stored, want only the fixture's", n)
+	}
+}
