@@ -289,7 +289,7 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 	}
 	if lastErr != nil {
-		return fmt.Errorf("dnsserver: %w", lastErr)
+		return lastErr
 	}
 	send := s.udpSend
 	s.udpSend = nil
@@ -322,7 +322,7 @@ func (s *Server) bind(ctx context.Context, ap netip.AddrPort) error {
 		}
 		pc, err := lc.ListenPacket(ctx, "udp", addr.String())
 		if err != nil {
-			return fmt.Errorf("listen udp %s: %w", addr, err)
+			return err // names "listen udp" and the address
 		}
 		c := pc.(*net.UDPConn)
 		setReadBuffer(c, s.cfg.UDPReadBuffer)
@@ -336,7 +336,7 @@ func (s *Server) bind(ctx context.Context, ap netip.AddrPort) error {
 	}
 	l, err := lc.Listen(ctx, "tcp", s.addr.String())
 	if err != nil {
-		return fmt.Errorf("listen tcp %s: %w", s.addr, err)
+		return err // names "listen tcp" and the address
 	}
 	s.tcp = l
 	return nil
@@ -349,17 +349,18 @@ func (s *Server) bind(ctx context.Context, ap netip.AddrPort) error {
 // process exits. A socket without SO_REUSEPORT binds only a free port.
 func portFree(ctx context.Context, ap netip.AddrPort) error {
 	var lc net.ListenConfig
-	inUse := func(network string, err error) error {
-		return fmt.Errorf("listen %s %s: %w (is another DNS server running there?)", network, ap, err)
+	inUse := func(err error) error {
+		// err is a *net.OpError that already names the network and address.
+		return fmt.Errorf("%w (is another DNS server running there?)", err)
 	}
 	pc, err := lc.ListenPacket(ctx, "udp", ap.String())
 	if err != nil {
-		return inUse("udp", err)
+		return inUse(err)
 	}
 	_ = pc.Close()
 	l, err := lc.Listen(ctx, "tcp", ap.String())
 	if err != nil {
-		return inUse("tcp", err)
+		return inUse(err)
 	}
 	return l.Close()
 }

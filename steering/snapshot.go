@@ -413,7 +413,7 @@ func (s *Snapshot) compileLB(l *pools.LoadBalancer, zones map[string]string) (*L
 	}
 	lb := &LB{
 		id: l.ID, name: name, zoneID: l.Zone, ttl: l.TTL, rev: l.Revision, modified: l.ModifiedOn,
-		policy:    l.SteeringPolicy,
+		policy:    l.Policy(),
 		preferECS: l.LocationStrategy.PreferECS,
 		spillover: l.ZonalAffinity.Spillover,
 		ratio:     l.ZonalAffinity.SpilloverRatio,
@@ -424,12 +424,6 @@ func (s *Snapshot) compileLB(l *pools.LoadBalancer, zones map[string]string) (*L
 	}
 	if lb.spillover == "" {
 		lb.spillover = pools.AffinityDisabled
-	}
-	if lb.policy == pools.SteeringDefault {
-		lb.policy = pools.SteeringOff
-		if len(l.RegionPools) > 0 || len(l.CountryPools) > 0 {
-			lb.policy = pools.SteeringGeo
-		}
 	}
 	var err error
 	if lb.defaults, err = s.poolList(l.DefaultPools); err != nil {

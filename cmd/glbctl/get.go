@@ -147,11 +147,7 @@ func printObjects(w io.Writer, k pools.Kind, objs []pools.Object, one bool) {
 		t := newTable(w, "ID", "NAME", "ZONE", "ENABLED", "POLICY", "DEFAULT_POOLS", "FALLBACK", "TTL", "REVISION")
 		for _, o := range objs {
 			l := o.(*pools.LoadBalancer)
-			policy := string(l.SteeringPolicy)
-			if policy == "" {
-				policy = "(default)"
-			}
-			t.row(l.ID, l.Name, l.Zone, yesNo(l.Enabled), policy, strings.Join(l.DefaultPools, ","), l.FallbackPool, itoa(l.TTL), itoa(l.Revision))
+			t.row(l.ID, l.Name, l.Zone, yesNo(l.Enabled), string(l.Policy()), strings.Join(l.DefaultPools, ","), l.FallbackPool, itoa(l.TTL), itoa(l.Revision))
 		}
 		t.flush()
 		if one {

@@ -10,6 +10,7 @@
 //	glbctl explain LB --client IP [--ecs CIDR] [--type A|AAAA] [-o table|json]
 //	glbctl health POOL [-o table|json]
 //	glbctl audit [--kind K] [--id ID] [--actor NAME] [--since T] [--until T] [-o table|json|yaml]
+//	glbctl version
 //
 // Every command takes --server (GLB_SERVER, default http://127.0.0.1:8080)
 // and --token (GLB_API_TOKEN).
@@ -26,6 +27,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/glb-dns/glb/internal/version"
 )
 
 // Exit statuses. diff follows diff(1): 1 means "there are differences",
@@ -49,6 +52,7 @@ Usage:
   glbctl health POOL [-o table|json]
   glbctl audit [--kind K] [--id ID] [--actor NAME] [--since T] [--until T] [-o table|json|yaml]
   glbctl tsig-keys [list|create NAME --grant ZONE:NAME:MATCH:TYPES|delete NAME]   (admin)
+  glbctl version                                  print glbctl's version, as "glbd version" does
 
 Every command takes --server URL (GLB_SERVER, default http://127.0.0.1:8080)
 and --token TOKEN (GLB_API_TOKEN). "glbctl COMMAND -h" lists its flags.
@@ -75,6 +79,17 @@ var commands = map[string]command{
 	"audit":   runAudit,
 	// TSIG keys for DNS UPDATE (tsig.go).
 	"tsig-keys": runTSIGKeys,
+	"version":   runVersion,
+}
+
+// runVersion prints the same line as "glbd version".
+func runVersion(_ context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintf(stderr, "glbctl: version takes no arguments, got %q\n", args)
+		return exitUsage
+	}
+	fmt.Fprintln(stdout, version.Line("glbctl"))
+	return exitOK
 }
 
 func run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
@@ -103,13 +118,19 @@ type common struct {
 	// envToken is GLB_API_TOKEN, used when --token is not given; it is
 	// not the flag's default so that -h never prints the secret.
 	envToken string
+	// stderr receives -h's list of flags.
+	stderr io.Writer
 }
 
 // newFlags returns a flag set with --server and --token (their defaults
 // from the environment) and, when outputs is not empty, -o.
 func newFlags(name string, env func(string) string, stderr io.Writer, c *common, outputs ...string) *flag.FlagSet {
 	fs := flag.NewFlagSet("glbctl "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// Parse's errors are printed once, by usageError; only -h prints the
+	// flags (see parseFlags).
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	c.stderr = stderr
 	server := env("GLB_SERVER")
 	if server == "" {
 		server = "http://127.0.0.1:8080"
@@ -129,7 +150,13 @@ func parseFlags(fs *flag.FlagSet, args []string, c *common, outputs ...string) (
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(c.stderr)
+				fmt.Fprintf(c.stderr, "Usage of %s:\n", fs.Name())
+				fs.PrintDefaults()
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w (%s -h lists the flags)", err, fs.Name())
 		}
 		args = fs.Args()
 		if len(args) == 0 {

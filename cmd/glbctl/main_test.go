@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -40,5 +42,39 @@ func TestUsage(t *testing.T) {
 		if strings.Contains(out.String()+errOut.String(), "s3cret") {
 			t.Errorf("glbctl %q printed the token", c.args)
 		}
+	}
+}
+
+// TestVersionLikeGlbd: "glbctl version" prints the line "glbd version"
+// prints, with its own name.
+func TestVersionLikeGlbd(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"version"}, func(string) string { return "" }, &out, &errOut); code != exitOK {
+		t.Fatalf("glbctl version: exit %d: %s", code, errOut.String())
+	}
+	b, err := exec.Command(glbdBin, "version").Output()
+	if err != nil {
+		t.Fatalf("glbd version: %v", err)
+	}
+	ctl, d := strings.Fields(out.String()), strings.Fields(string(b))
+	if len(ctl) != 4 || len(d) != 4 || ctl[0] != "glbctl" || d[0] != "glbd" || !slices.Equal(ctl[2:], d[2:]) {
+		t.Errorf("glbctl version %q and glbd version %q are not alike", out.String(), b)
+	}
+}
+
+// TestFlagErrorPrintedOnce: a bad flag is named once, without the page
+// of flags that -h prints.
+func TestFlagErrorPrintedOnce(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"get", "pools", "--bogus"}, func(string) string { return "" }, &out, &errOut); code != exitUsage {
+		t.Fatalf("exit %d", code)
+	}
+	if n := strings.Count(errOut.String(), "-bogus"); n != 1 || strings.Contains(errOut.String(), "Usage of") {
+		t.Errorf("stderr names -bogus %d times (want once, no usage):\n%s", n, errOut.String())
+	}
+	errOut.Reset()
+	if code := run(context.Background(), []string{"get", "-h"}, func(string) string { return "" }, &out, &errOut); code != exitOK || !strings.Contains(errOut.String(), "-o string") {
+		t.Errorf("get -h: exit %d, flags not listed:\n%s", code, errOut.String())
 	}
 }

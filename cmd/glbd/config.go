@@ -86,7 +86,9 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 	host, _ := os.Hostname()
 	c := &Config{}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(out)
+	// Parse reports its errors once, through the caller; only -h prints
+	// the flags.
+	fs.SetOutput(io.Discard)
 	str := func(p *string, flagName, def, usage string) {
 		v := def
 		if e := env(envName(flagName)); e != "" {
@@ -111,9 +113,9 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 	str(&c.PprofListen, "pprof-listen", "", "loopback address serving /debug/pprof/; empty = off")
 	migrate := true
 	if e := env(envName("migrate")); e != "" {
-		b, err := strconv.ParseBool(e)
+		b, err := envBool(env, "migrate")
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", envName("migrate"), err)
+			return nil, err
 		}
 		migrate = b
 	}
@@ -122,7 +124,7 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 	if e := env(envName("check-concurrency")); e != "" {
 		n, err := strconv.Atoi(e)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", envName("check-concurrency"), err)
+			return nil, fmt.Errorf("%s %q: not a whole number", envName("check-concurrency"), e)
 		}
 		concurrency = n
 	}
@@ -135,7 +137,13 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 	fs.BoolVar(&c.APIInsecureHTTP, "api-insecure-http", insecure, "allow plain HTTP on an API beyond loopback (env GLB_API_INSECURE_HTTP)")
 	afterEdge := edgeFlags(fs, c, env)
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(out)
+			fmt.Fprintf(out, "Usage of %s:\n", name)
+			fs.PrintDefaults()
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w (%s -h lists the flags)", err, name)
 	}
 	if err := afterEdge(); err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ func edgeFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after func
 		if e := env(envName(name)); e != "" {
 			n, err := strconv.Atoi(e)
 			if err != nil {
-				perr = append(perr, fmt.Errorf("%s %q: %w", envName(name), e, err))
+				perr = append(perr, fmt.Errorf("%s %q: not a whole number", envName(name), e))
 			}
 			v = n
 		}

@@ -20,7 +20,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -31,14 +30,12 @@ import (
 	"github.com/glb-dns/glb/console"
 	"github.com/glb-dns/glb/geodata"
 	"github.com/glb-dns/glb/healthcheck"
+	"github.com/glb-dns/glb/internal/version"
 	"github.com/glb-dns/glb/migrations"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/pools/embedded"
 	"github.com/glb-dns/glb/pools/postgres"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = ""
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stderr))
@@ -50,7 +47,7 @@ func run(args []string, env func(string) string, stderr io.Writer) int {
 		cmd, args = args[0], args[1:]
 	}
 	if cmd == "version" {
-		fmt.Fprintln(os.Stdout, "glbd", versionString())
+		fmt.Fprintln(os.Stdout, version.Line("glbd"))
 		return 0
 	}
 	cfg, err := parseConfig("glbd "+cmd, args, env, stderr)
@@ -86,20 +83,6 @@ func run(args []string, env func(string) string, stderr io.Writer) int {
 		}
 		return 0
 	}
-}
-
-func versionString() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				return "dev-" + s.Value[:12]
-			}
-		}
-	}
-	return "dev"
 }
 
 func openStore(ctx context.Context, cfg *Config, log *slog.Logger) (pools.Store, error) {
@@ -187,7 +170,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	if certs != nil {
 		httpSrv.TLSConfig, scheme = certs.tlsConfig(), "https"
 	}
-	log.Info("glbd serving", "version", versionString(), "dns", dns.addr(), "api", ln.Addr().String(), "api_scheme", scheme,
+	log.Info("glbd serving", "version", version.String(), "dns", dns.addr(), "api", ln.Addr().String(), "api_scheme", scheme,
 		"store", map[bool]string{true: "embedded", false: "postgresql"}[cfg.DatabaseURL == ""])
 
 	errc := make(chan error, 4)

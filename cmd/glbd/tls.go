@@ -36,7 +36,7 @@ func envBool(env func(string) string, flagName string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(e)
 	if err != nil {
-		return false, fmt.Errorf("%s: %w", envName(flagName), err)
+		return false, fmt.Errorf("%s %q: not true or false", envName(flagName), e)
 	}
 	return b, nil
 }
