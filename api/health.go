@@ -36,8 +36,19 @@ type OriginHealth struct {
 	// view. An origin no node has checked yet counts as healthy.
 	Healthy *bool       `json:"healthy,omitempty"`
 	Reason  string      `json:"reason,omitempty"`
-	Checks  []NodeCheck `json:"checks"`
+	// State is the one word for the origin: up, down, or not_checked when
+	// no node reports a check of it (its pool has no monitor, or none has
+	// run yet); not_checked counts as up for steering.
+	State  string      `json:"state"`
+	Checks []NodeCheck `json:"checks"`
 }
+
+// Origin states.
+const (
+	StateUp         = "up"
+	StateDown       = "down"
+	StateNotChecked = "not_checked"
+)
 
 // NodeCheck is one node's latest result for one origin.
 type NodeCheck struct {
@@ -123,6 +134,12 @@ func buildPoolHealth(p *pools.Pool, views []pools.NodeHealth, agreed *pools.Heal
 			})
 		}
 	}
+	for i := range out.Origins {
+		out.Origins[i].State = StateUp
+		if p.Monitor == "" || len(out.Origins[i].Checks) == 0 {
+			out.Origins[i].State = StateNotChecked
+		}
+	}
 	if agreed == nil {
 		return out
 	}
@@ -137,6 +154,7 @@ func buildPoolHealth(p *pools.Pool, views []pools.NodeHealth, agreed *pools.Heal
 		out.Origins[i].Healthy = &ok
 		if known && !h.Healthy {
 			out.Origins[i].Reason = h.Reason
+			out.Origins[i].State = StateDown
 		}
 		if ok && og.Enabled && og.Weight > 0 {
 			healthy++

@@ -54,6 +54,9 @@ func printHealth(w io.Writer, h *api.PoolHealth) {
 	t := newTable(w, "ORIGIN", "ADDRESS", "ENABLED", "WEIGHT", "ZONE", "AGREED", "NODE", "REGION", "NODE SAYS", "RTT_MS", "AGE_S", "REASON")
 	for _, o := range h.Origins {
 		state := agreed(o.Healthy)
+		if o.State == api.StateNotChecked {
+			state = "not checked"
+		}
 		if len(o.Checks) == 0 {
 			t.row(o.Name, o.Address, yesNo(o.Enabled), num(o.Weight), o.Zone, state, "", "", "not checked", "", "", o.Reason)
 			continue

@@ -46,11 +46,11 @@ export async function list(kind) {
 
 // follow reads GET /events through fetch, since EventSource cannot send
 // the Authorization header and the token must never be in a URL. onEvent
-// gets (name, data); onState gets 'live' or 'polling'. When the stream
+// gets (name, data); onState gets 'live', 'polling' or 'signed-out'. When the stream
 // drops, the console polls every 5 s and tries the stream again.
 export function follow(onEvent, onState) {
   let stopped = false;
-  const poll = setInterval(() => { if (state !== 'live') onEvent('poll', null); }, 5000);
+  const poll = setInterval(() => { if (state === 'polling') onEvent('poll', null); }, 5000);
   let state = 'polling';
   const set = (s) => { state = s; onState(s); };
   async function run() {
@@ -58,6 +58,12 @@ export function follow(onEvent, onState) {
       try {
         const headers = token() ? { 'Authorization': 'Bearer ' + token() } : {};
         const r = await fetch('/api/v1/events', { headers, cache: 'no-store' });
+        if (r.status === 401) {
+          // Not signed in yet: nothing to follow until a token is given.
+          set('signed-out');
+          await new Promise((res) => setTimeout(res, 1000));
+          continue;
+        }
         if (!r.ok) throw new Error('events: HTTP ' + r.status);
         set('live');
         const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();

@@ -1,10 +1,11 @@
 import { follow, setToken, whenUnauthorized } from './api.js';
-import { el } from './dom.js';
+import { el, localTimes, setLocalTimes, timeZoneLabel } from './dom.js';
 import { overview } from './overview.js';
 import { poolPage } from './pool.js';
 import { explainPage } from './explain.js';
 import { previewPage } from './preview.js';
 import { auditPage } from './audit.js';
+import { editPage, configPage } from './edit.js';
 
 const main = document.getElementById('main');
 const login = document.getElementById('login');
@@ -30,9 +31,11 @@ login.addEventListener('submit', (ev) => {
 const pages = {
   overview: () => overview(),
   pool: (arg) => poolPage(arg),
-  explain: () => explainPage(),
+  explain: (arg) => explainPage(arg),
   preview: () => previewPage(),
   audit: (arg) => auditPage(arg),
+  config: () => configPage(),
+  edit: (arg) => editPage(arg),
 };
 
 // The page shown: what redraws it, and a generation number so that a
@@ -62,9 +65,13 @@ async function draw(render, gen, focus) {
 
 // where reads the page and its argument from the location's fragment:
 // #pool/<id>, #audit/kind=pools&page=2.
+// #explain?lb=www&client=198.51.100.7 passes its query as the argument.
 function where() {
-  const [name, ...rest] = location.hash.slice(1).split('/');
-  return { name: pages[name] ? name : 'overview', arg: rest.join('/') };
+  let [name, ...rest] = location.hash.slice(1).split('/');
+  let arg = rest.join('/');
+  const q = name.indexOf('?');
+  if (q >= 0) { arg = name.slice(q + 1); name = name.slice(0, q); }
+  return { name: pages[name] ? name : 'overview', arg };
 }
 
 function route() {
@@ -105,7 +112,14 @@ async function onEvent(name) {
   }
 }
 follow(onEvent, (s) => {
-  live.textContent = s === 'live' ? 'live' : 'polling (event stream down)';
+  live.textContent = { live: 'live', 'signed-out': 'not signed in' }[s] || 'polling (event stream down)';
   live.dataset.state = s;
 });
+
+// Times read in UTC unless the operator asks for the browser's zone; the
+// choice is kept in this browser.
+const tz = document.getElementById('tz');
+const showTZ = () => { tz.textContent = `Times: ${timeZoneLabel()}`; tz.setAttribute('aria-pressed', String(localTimes())); };
+tz.addEventListener('click', () => { setLocalTimes(!localTimes()); showTZ(); route(); });
+showTZ();
 route();

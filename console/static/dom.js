@@ -17,8 +17,12 @@ export function el(tag, attrs = {}, ...kids) {
 
 export const pct = (x) => (100 * x).toFixed(1) + '%';
 
-export function health(h) {
-  return h === false ? el('span', { class: 'down', text: 'DOWN' }) : el('span', { class: 'up', text: 'up' });
+// health shows an agreed state; notChecked marks what no monitor checks
+// (it counts as up, but nobody has looked).
+export function health(h, notChecked) {
+  if (h === false) return el('span', { class: 'down', text: 'DOWN' });
+  if (notChecked) return el('span', { class: 'unchecked', text: 'not checked' });
+  return el('span', { class: 'up', text: 'up' });
 }
 
 // bar draws a share as a bar; the number beside it is the accessible text.
@@ -61,7 +65,24 @@ export function showFieldErrors(form, errors, slotFor, rest) {
   return (errors || []).length - loose.length;
 }
 
+const TIMES = 'glb-times';
+export const localTimes = () => localStorage.getItem(TIMES) === 'local';
+export function setLocalTimes(on) { if (on) localStorage.setItem(TIMES, 'local'); else localStorage.removeItem(TIMES); }
+export const timeZoneLabel = () => (localTimes() ? Intl.DateTimeFormat().resolvedOptions().timeZone || 'local' : 'UTC');
+
+// when writes a time with its zone: UTC unless local times were asked
+// for, "2026-12-01 18:44:51 UTC".
 export function when(t) {
   const d = new Date(t);
-  return isNaN(d) ? String(t) : d.toLocaleString();
+  if (isNaN(d)) return String(t);
+  if (!localTimes()) return d.toISOString().slice(0, 19).replace('T', ' ') + ' UTC';
+  return d.toLocaleString(undefined, { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' });
+}
+
+// policyName is the one name of the policy a load balancer steers by, as
+// explain and glbctl say it: an unset policy is off, or geo with a
+// country or region map.
+export function policyName(lb) {
+  if (lb.steering_policy) return lb.steering_policy;
+  return Object.keys(lb.region_pools || {}).length || Object.keys(lb.country_pools || {}).length ? 'geo' : 'off';
 }

@@ -9,11 +9,17 @@ export async function lbPicker(id, label, selected) {
 
 // explainPage: pick a load balancer, type a client and an optional ECS
 // subnet, and see the decision step by step.
-export async function explainPage() {
+// #explain?lb=<id or name>&client=<address>&ecs=<subnet>&type=AAAA fills
+// the form and explains at once, so that a decision can be linked to.
+export async function explainPage(arg = '') {
+  const given = new URLSearchParams(arg);
+  const lbs0 = given.get('lb');
   const pick = await lbPicker('x-lb', 'Load balancer');
-  const client = el('input', { type: 'text', value: '198.51.100.7', required: true, autocomplete: 'off' });
-  const ecs = el('input', { type: 'text', placeholder: 'e.g. 198.51.100.0/24', autocomplete: 'off' });
-  const type = el('select', {}, ['A', 'AAAA'].map((t) => el('option', { value: t, text: t })));
+  if (lbs0) pick.select.value = (pick.lbs.find((l) => l.id === lbs0 || l.name === lbs0) || {}).id || pick.select.value;
+  const client = el('input', { type: 'text', value: given.get('client') || '198.51.100.7', required: true, autocomplete: 'off' });
+  const ecs = el('input', { type: 'text', placeholder: 'e.g. 198.51.100.0/24', autocomplete: 'off', value: given.get('ecs') || '' });
+  const type = el('select', {}, ['A', 'AAAA'].map((t) => el('option', { value: t, text: t, selected: (given.get('type') || 'A').toUpperCase() === t })));
+  const link = el('a', { id: 'x-link', hidden: true, text: 'Link to this decision' });
   const out = el('div', { id: 'x-out', 'aria-live': 'polite' });
   const formError = el('p', { class: 'error', role: 'alert' });
   const form = el('form', { 'aria-label': 'Explain a decision', novalidate: true }, el('div', { class: 'row' },
@@ -30,13 +36,24 @@ export async function explainPage() {
       const { data } = await call('GET', `/load_balancers/${pick.select.value}/explain?${q}`);
       showFieldErrors(form, [], () => null, formError);
       out.replaceChildren(drawExplain(data));
+      const deep = new URLSearchParams({ lb: pick.select.value, client: client.value.trim() });
+      if (ecs.value.trim()) deep.set('ecs', ecs.value.trim());
+      if (type.value !== 'A') deep.set('type', type.value);
+      link.href = `#explain?${deep}`;
+      link.hidden = false;
+      // The address shows the decision, without a redraw.
+      history.replaceState(null, '', link.href);
     } catch (e) {
       showFieldErrors(form, e.body?.errors, (p) => ({ client: 'x-client', ecs: 'x-ecs', type: 'x-type' })[p], formError);
       if (!e.body?.errors?.length) formError.textContent = e.message;
       out.replaceChildren();
     }
   });
-  return { nodes: [el('h2', { text: 'Explain a decision', tabindex: '-1', class: 'page-title' }), form, out] };
+  return {
+    nodes: [el('h2', { text: 'Explain a decision', tabindex: '-1', class: 'page-title' }), form, el('p', {}, link), out],
+    // A deep link explains once the form is on the page.
+    bind() { if (given.get('client')) form.requestSubmit(); },
+  };
 }
 
 function drawExplain(x) {
@@ -56,7 +73,13 @@ function drawExplain(x) {
       d.pool.fallback ? ' (fallback)' : '', d.pool.fail_open ? ' (fail open)' : ''),
     el('li', {}, el('strong', { text: 'Zonal affinity. ' }), `${a.spillover}, client zone ${a.client_zone || 'none'}`,
       a.ratio !== undefined ? `, ratio |I|/|C| = ${a.ratio.toFixed(2)} (spillover ratio ${a.spillover_ratio})` : '',
-      el('ul', {}, set('A', a.a), set('B', a.b), set('C', a.c), set('I', a.i), set('M', a.m)), el('p', { text: a.result })),
+      el('ul', {}, set('A', a.a), set('B', a.b), set('C', a.c), set('I', a.i), set('M', a.m)), el('p', { text: a.result }),
+      el('dl', { class: 'legend', 'aria-label': 'What the sets are' },
+        el('dt', { text: 'A' }), el('dd', { text: 'original eligible: the chosen pool\'s healthy, enabled origins of weight > 0' }),
+        el('dt', { text: 'B' }), el('dd', { text: 'zonal-match test set: every configured origin of the chosen pool, healthy or not' }),
+        el('dt', { text: 'C' }), el('dd', { text: 'zonal matched: the members of B in the client\'s zone (empty: no zonal match, M = A)' }),
+        el('dt', { text: 'I' }), el('dd', { text: 'intersection A ∩ C: healthy origins in the client\'s zone' }),
+        el('dt', { text: 'M' }), el('dd', { text: 'modified eligible: what the answer is drawn from, by the spillover setting' }))),
     el('li', {}, el('strong', { text: 'Weights as shares. ' }), `${d.origin_steering.policy}, ${d.origin_steering.family}`,
       el('ul', {}, d.origin_steering.eligible.map((w) => el('li', {}, `${w.name}: weight ${w.weight} → ${pct(w.share)} `, bar(w.share))))),
     el('li', {}, el('strong', { text: 'Records. ' }), el('ul', { id: 'x-records' }, d.records.map((r) => el('li', { text: `${r.type} ${r.value} (${r.origin})` }))),

@@ -1,5 +1,7 @@
 import { call, list } from './api.js';
-import { el, health } from './dom.js';
+import { el, health, policyName } from './dom.js';
+import { REGIONS } from './preview.js';
+import { takeFlash } from './edit.js';
 
 // problemText says what is wrong with a load balancer's pools, worst first,
 // so that the card answers "why is this red" without a click.
@@ -16,6 +18,8 @@ function problemText(order, ok, hs, byID) {
   return parts.join('; ');
 }
 
+const steered = (policy) => policy === 'geo' || policy === 'proximity' || policy === 'dynamic_latency';
+
 // poolOrder lists every pool a load balancer may answer from: its default
 // pools in order, then its region and country pools, then the fallback.
 export function poolOrder(lb) {
@@ -26,43 +30,116 @@ export function poolOrder(lb) {
   return order;
 }
 
+// mappings says which pool answers each place a steered load balancer
+// tells apart, now: for geo its country and region mappings, for
+// proximity and dynamic latency each region; every other client gets the
+// default pools' answer. The pool comes from the preview endpoint, so it
+// is the DNS servers' own decision on their snapshot, not a guess here.
+async function mappings(lb, policy) {
+  const places = [];
+  if (policy === 'geo') {
+    for (const [c, ids] of Object.entries(lb.country_pools || {})) places.push({ key: c, client: { country: c }, via: 'country', ids });
+    for (const [r, ids] of Object.entries(lb.region_pools || {})) places.push({ key: r, client: { region: r }, via: 'region', ids });
+  } else if (policy === 'proximity' || policy === 'dynamic_latency') {
+    for (const r of REGIONS) places.push({ key: r, client: { region: r }, via: 'region', ids: lb.default_pools });
+  }
+  return Promise.all(places.map(async (m) => {
+    try {
+      const { data } = await call('POST', `/load_balancers/${lb.id}/preview`, { clients: [m.client] });
+      const top = [...data.now.pools].sort((a, b) => b.share - a.share)[0];
+      return { ...m, now: top?.id, nowName: top?.name };
+    } catch (e) {
+      return { ...m, error: e.message };
+    }
+  }));
+}
+
+// dynamicOrder is dynamic latency's order from a region: pools with an RTT
+// from there by RTT, then the others in configured order.
+function dynamicOrder(ids, region, hs) {
+  const rtt = (id) => hs.get(id)?.rtt_ms?.[region];
+  const known = ids.filter((id) => rtt(id) !== undefined).sort((a, b) => rtt(a) - rtt(b));
+  return [...known, ...ids.filter((id) => rtt(id) === undefined)];
+}
+
+function mappingTable(lb, policy, maps, byID, hs) {
+  const name = (id) => byID.get(id)?.name || id;
+  const order = (m) => policy === 'dynamic_latency' ? dynamicOrder(m.ids, m.key, hs)
+    : policy === 'geo' ? [...m.ids, ...lb.default_pools.filter((id) => !m.ids.includes(id))] : m.ids;
+  const head = policy === 'geo' ? 'country or region' : 'clients in region';
+  return el('table', { class: 'stack mappings', 'aria-label': `Mappings of ${lb.name}` },
+    el('thead', {}, el('tr', {}, [head, policy === 'proximity' ? 'pools (nearest first)' : 'pools in order', 'answering now'].map((t) => el('th', { scope: 'col', text: t })))),
+    el('tbody', {}, maps.map((m) => el('tr', { 'data-mapping': m.key, 'data-now': m.nowName || '' },
+      el('td', { 'data-label': head, text: `${m.key} (${m.via})` }),
+      el('td', { 'data-label': 'pools', text: policy === 'proximity' ? 'by distance from the client' : order(m).map(name).join(' → ') }),
+      el('td', { 'data-label': 'answering now' }, m.error ? el('span', { class: 'error', text: m.error }) : el('strong', { text: m.nowName || '—' }))))));
+}
+
+// firstSteps walks a newcomer through the first load balancer: a zone, a
+// pool (with a monitor, or not), then the load balancer; each step says
+// whether it is done and links to the form that does it.
+async function firstSteps() {
+  const [zones, pools, monitors] = await Promise.all([list('zones'), list('pools'), list('monitors')]);
+  const step = (done, title, text, href, label, extra) => el('li', { class: done ? 'done' : null, 'data-step': title },
+    el('strong', { text: `${title}${done ? ' ✓' : ''}. ` }), text, ' ',
+    done ? el('span', { class: 'muted', text: done }) : el('a', { href, class: 'button', text: label }), extra || '');
+  return el('section', { class: 'card', id: 'first-steps', 'aria-label': 'First steps' },
+    el('h2', { text: 'No load balancers yet: the first one in three steps' }),
+    el('ol', { class: 'steps' },
+      step(zones.length && `zone ${zones.map((z) => z.name).join(', ')}`, 'Zone', 'The domain delegated to glb, with its nameservers (the glbd nodes) and any static records.', '#edit/zones?back=overview', 'Create a zone'),
+      step(pools.length && `pool ${pools.map((p) => p.name).join(', ')}`, 'Pool', 'The servers that answer, with their weights. A monitor checks them; without one they are not checked and always count as up.', '#edit/pools?back=overview', 'Create a pool',
+        monitors.length ? '' : el('span', {}, ' ', el('a', { href: '#edit/monitors?back=overview', text: 'Create a monitor first' }))),
+      step(false, 'Load balancer', 'A name in the zone answered from the pools: default pools in order, a fallback, and steering (geo, proximity, latency...).', '#edit/load_balancers?back=overview', 'Create a load balancer')),
+    el('p', { class: 'muted' }, 'The same from a shell: ', el('code', { text: 'glbctl apply -f glb.yaml' }),
+      ' applies a file of zones, pools and load balancers (docs/glbctl.md), and everything here is the REST API at ',
+      el('a', { href: '/api/v1/openapi.json', text: '/api/v1' }), ' (docs/api.md), e.g. ',
+      el('code', { text: 'curl -X POST /api/v1/zones -d \'{"name": "glb.example.com", ...}\'' }), '.'));
+}
+
 // overview: every load balancer with its policy, its pools in order, the
 // pool answering now and the health of each; problems first.
 export async function overview() {
   const [lbs, ps] = await Promise.all([list('load_balancers'), list('pools')]);
   const byID = new Map(ps.map((p) => [p.id, p]));
   const hs = new Map(await Promise.all(ps.map(async (p) => [p.id, (await call('GET', `/pools/${p.id}/health`)).data])));
+  const maps = new Map(await Promise.all(lbs.filter((lb) => lb.enabled !== false && steered(policyName(lb)))
+    .map(async (lb) => [lb.id, await mappings(lb, policyName(lb))])));
   const cards = lbs.map((lb) => {
     const order = poolOrder(lb);
     const ok = (id) => byID.get(id)?.enabled !== false && hs.get(id)?.healthy !== false;
     const now = lb.default_pools.find(ok) || lb.fallback_pool;
+    const policy = policyName(lb);
     const problem = lb.enabled !== false && order.some((id) => !ok(id) || (hs.get(id)?.origins || []).some((o) => o.healthy === false));
     const role = (id) => {
       if (lb.default_pools.includes(id)) return String(lb.default_pools.indexOf(id) + 1);
       if (id === lb.fallback_pool) return 'fallback';
-      return 'geo';
+      return 'mapped';
     };
     const rows = order.map((id) => {
       const p = byID.get(id), h = hs.get(id);
-      const origins = (h?.origins || []).map((o) => el('li', { 'data-origin': o.name, 'data-healthy': String(o.healthy !== false) },
-        `${o.name} (${o.address}) `, health(o.healthy), o.reason ? ` ${o.reason}` : ''));
+      const origins = (h?.origins || []).map((o) => el('li', { 'data-origin': o.name, 'data-healthy': String(o.healthy !== false), 'data-state': o.state || '' },
+        `${o.name} (${o.address}) `, health(o.healthy, o.state === 'not_checked'), o.reason ? ` ${o.reason}` : ''));
       return el('tr', { class: id === now ? 'answering' : null, 'data-pool': p?.name || id },
         el('td', { 'data-label': 'order', text: role(id) }),
         el('td', { 'data-label': 'pool' }, el('a', { href: `#pool/${id}`, text: p?.name || id })),
-        el('td', { 'data-label': 'health' }, p?.enabled === false ? el('span', { class: 'down', text: 'disabled' }) : health(h?.healthy),
-          id === now ? el('strong', { text: ' ← answering now' }) : ''),
+        el('td', { 'data-label': 'health' }, p?.enabled === false ? el('span', { class: 'down', text: 'disabled' }) : health(h?.healthy, !p?.monitor),
+          id === now ? el('strong', { text: steered(policy) ? ' ← answering unmapped clients now' : ' ← answering now' }) : ''),
         el('td', { 'data-label': 'origins' }, el('ul', { class: 'plain' }, origins)));
     });
     return { problem, node: el('section', { class: 'card' + (problem ? ' problem' : ''), 'data-lb': lb.name, 'aria-label': lb.name },
       el('h2', { text: lb.name }),
-      el('p', { class: 'muted', text: `steering ${lb.steering_policy || 'off (failover order)'}${lb.enabled === false ? ' · disabled' : ''}` }),
+      el('p', { class: 'muted', text: `steering ${policy}${policy === 'off' ? ' (default pools in order)' : ''}${lb.enabled === false ? ' · disabled' : ''}` }),
       problem ? el('p', { class: 'problem-text', text: `Problem: ${problemText(order, ok, hs, byID)}` }) : '',
       el('table', { class: 'stack' },
         el('thead', {}, el('tr', {}, ['order', 'pool', 'health', 'origins'].map((t) => el('th', { scope: 'col', text: t })))),
-        el('tbody', {}, rows))) };
+        el('tbody', {}, rows)),
+      maps.get(lb.id)?.length ? el('div', { class: 'table-wrap' }, el('h3', { text: policy === 'geo' ? 'Where each mapping is answered from now' : 'Each region, answered from now' }),
+        mappingTable(lb, policy, maps.get(lb.id), byID, hs)) : '') };
   });
   cards.sort((a, b) => Number(b.problem) - Number(a.problem));
   const nodes = [el('h2', { text: 'Load balancers', tabindex: '-1', class: 'page-title' }), ...cards.map((c) => c.node)];
-  if (!cards.length) nodes.push(el('p', { text: 'No load balancers yet.' }));
-  return { nodes, key: JSON.stringify([lbs, ps, [...hs].map(([id, h]) => [id, h.healthy, h.origins.map((o) => [o.name, o.address, o.healthy, o.reason])])]), refresh: () => 'rerender' };
+  if (!cards.length) nodes.push(await firstSteps());
+  const notice = takeFlash();
+  if (notice) nodes.splice(1, 0, el('p', { class: 'notice', id: 'flash', role: 'status', text: notice }));
+  return { nodes, key: JSON.stringify([lbs, ps, [...hs].map(([id, h]) => [id, h.healthy, h.origins.map((o) => [o.name, o.address, o.healthy, o.reason, o.state])]), [...maps]]), refresh: () => 'rerender' };
 }

@@ -11,7 +11,7 @@ function matrix(h) {
     el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'origin' }), el('th', { scope: 'col', text: 'agreed' }),
       nodes.map((n) => el('th', { scope: 'col', text: `${n.node} (${n.region || 'no region'})` })))),
     el('tbody', {}, h.origins.map((o) => el('tr', { 'data-origin': o.name, 'data-healthy': String(o.healthy !== false) },
-      el('th', { scope: 'row', text: o.name }), el('td', {}, health(o.healthy), o.reason ? ` ${o.reason}` : ''),
+      el('th', { scope: 'row', text: o.name }), el('td', { 'data-state': o.state || '' }, health(o.healthy, o.state === 'not_checked'), o.reason ? ` ${o.reason}` : ''),
       nodes.map((n) => {
         const c = o.checks.find((c) => c.node === n.node);
         if (!c) return el('td', { class: 'muted', text: 'not checked' });
@@ -20,7 +20,7 @@ function matrix(h) {
 }
 
 // healthKey is what the matrix shows, to tell whether a redraw is needed.
-const healthKey = (h) => JSON.stringify(h.origins.map((o) => [o.name, o.healthy, o.reason, o.checks.map((c) => [c.node, c.healthy, c.reason])]));
+const healthKey = (h) => JSON.stringify(h.origins.map((o) => [o.name, o.healthy, o.state, o.reason, o.checks.map((c) => [c.node, c.healthy, c.reason])]));
 
 // weightValue sends what the operator typed: a number when it is one,
 // else the text, so that the API's validation names the field.
@@ -129,7 +129,7 @@ export async function poolPage(id, notice) {
 
   const matrixBox = el('div', { class: 'table-wrap', id: 'matrix-box' }, matrix(h));
   const changed = el('p', { id: 'pool-changed', class: 'notice', hidden: true });
-  const summary = () => `monitor ${pool.monitor || 'none'} · minimum origins ${pool.minimum_origins} · ${pool.enabled ? 'enabled' : 'disabled'} · ${h.healthy === false ? 'DOWN' : 'healthy'}`;
+  const summary = () => `monitor ${pool.monitor || 'none (origins not checked)'} · minimum origins ${pool.minimum_origins} · ${pool.enabled ? 'enabled' : 'disabled'} · ${h.healthy === false ? 'DOWN' : 'healthy'}`;
   const summaryP = el('p', { class: 'muted', text: summary() });
   const nodes = [el('h2', { text: `Pool ${pool.name}`, tabindex: '-1', class: 'page-title' }), summaryP, changed,
     // Health first: an origin down is what an operator opens the page for.

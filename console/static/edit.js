@@ -1,0 +1,378 @@
+import { call, list, Problem } from './api.js';
+import { el, field, policyName } from './dom.js';
+import { REGIONS } from './preview.js';
+
+// The console's create, edit and delete of every kind of object, through
+// the same API calls a script makes: POST to create, PUT with If-Match to
+// save, DELETE with If-Match. Each kind is a list of fields; a field knows
+// its API path, how to draw its control and how to read it back.
+
+// num sends what the operator typed: a number when it is one, else the
+// text, so that the API's validation names the field.
+const num = (s) => { const t = String(s).trim(); return t !== '' && !isNaN(Number(t)) ? Number(t) : t; };
+const optNum = (s) => (String(s).trim() === '' ? null : num(s));
+const lines = (s) => String(s).split('\n').map((l) => l.trim()).filter(Boolean);
+
+// Pools are written by name and sent by id; a name no pool has is sent
+// as typed, so that the API names it.
+function poolIDs(text, pools) {
+  return String(text).split(',').map((s) => s.trim()).filter(Boolean)
+    .map((s) => pools.find((p) => p.name === s)?.id || pools.find((p) => p.id === s)?.id || s);
+}
+const poolNames = (ids, pools) => (ids || []).map((id) => pools.find((p) => p.id === id)?.name || id).join(', ');
+
+// A geo map is one line per code: "GB: web-eu, web-us".
+function readMap(text, ctx) {
+  const out = {};
+  for (const l of lines(text)) {
+    const [code, rest = ''] = l.split(/:(.*)/s);
+    out[code.trim()] = poolIDs(rest, ctx.pools);
+  }
+  return out;
+}
+const showMap = (m, ctx) => Object.entries(m || {}).map(([k, ids]) => `${k}: ${poolNames(ids, ctx.pools)}`).join('\n');
+
+// A static record is a zone-file line: "name [ttl] TYPE content".
+function readRecords(text) {
+  return lines(text).map((l) => {
+    const f = l.split(/\s+/);
+    const r = { name: f.shift() || '' };
+    if (/^\d+$/.test(f[0] || '')) r.ttl = Number(f.shift());
+    r.type = (f.shift() || '').toUpperCase();
+    r.content = f.join(' ');
+    return r;
+  });
+}
+// keepExtras gives each record read from the text the members the text
+// does not show (an owner label...) of the stored record it still is.
+function keepExtras(rs, stored) {
+  const left = [...(stored || [])];
+  return rs.map((r) => {
+    const i = left.findIndex((o) => o.name === r.name && o.type === r.type && o.content === r.content);
+    if (i < 0) return r;
+    const [o] = left.splice(i, 1);
+    const out = { ...o, ...r };
+    if (r.ttl === undefined) delete out.ttl;
+    return out;
+  });
+}
+// obj0 is the object the form was opened on (set by editPage).
+let obj0 = {};
+const showRecords = (rs) => (rs || []).map((r) => [r.name, r.ttl || '', r.type, r.content].filter((x) => x !== '').join(' ')).join('\n');
+
+const get = (o, path) => path.split('.').reduce((v, k) => (v == null ? undefined : v[k]), o);
+function set(o, path, v) {
+  const ks = path.split('.');
+  let cur = o;
+  for (const k of ks.slice(0, -1)) cur = cur[k] = (cur[k] && typeof cur[k] === 'object') ? cur[k] : {};
+  cur[ks.at(-1)] = v;
+}
+
+// Field makers: each returns {path, label, control, read(), hint}.
+const text = (path, label, hint, attrs = {}) => (o) => {
+  const c = el('input', { type: 'text', autocomplete: 'off', value: get(o, path) ?? '', ...attrs });
+  return { path, label, hint, control: c, read: () => c.value.trim() };
+};
+const number = (path, label, hint) => (o) => {
+  const c = el('input', { type: 'text', inputmode: 'decimal', autocomplete: 'off', size: 8, value: get(o, path) ?? '' });
+  return { path, label, hint, control: c, read: () => optNum(c.value) };
+};
+const check = (path, label) => (o) => {
+  const c = el('input', { type: 'checkbox', checked: get(o, path) !== false });
+  return { path, label, control: c, read: () => c.checked };
+};
+const choice = (path, label, options, hint) => (o, ctx) => {
+  const opts = typeof options === 'function' ? options(o, ctx) : options;
+  const cur = get(o, path) ?? '';
+  const c = el('select', {}, opts.map(([v, t]) => el('option', { value: v, text: t, selected: v === cur })));
+  return { path, label, hint, control: c, read: () => c.value };
+};
+const area = (path, label, hint, show, read, rows = 4) => (o, ctx) => {
+  const c = el('textarea', { rows, spellcheck: 'false', value: show(get(o, path), ctx) });
+  return { path, label, hint, control: c, read: () => read(c.value, ctx) };
+};
+
+// origins is the pool's origins table: add, remove and change rows. Its
+// controls are named o<i>-<field> like the pool page's, so that an error
+// at origins[1].address lands beside that address.
+const origins = () => (o) => {
+  const draft = (o.origins || []).map((x) => ({ ...x }));
+  if (!draft.length) draft.push({ name: '', address: '', weight: 1, enabled: true });
+  const tbody = el('tbody');
+  const addBtn = el('button', { type: 'button', id: 'add-origin', text: 'Add origin' });
+  const cols = ['name', 'address', 'zone', 'weight'];
+  function sync() {
+    draft.forEach((x, i) => {
+      for (const f of cols) x[f] = document.getElementById(`o${i}-${f}`)?.value ?? x[f];
+      x.enabled = document.getElementById(`o${i}-enabled`)?.checked ?? x.enabled;
+    });
+  }
+  function rows() {
+    tbody.replaceChildren(...draft.map((x, i) => {
+      const who = x.name || `origin ${i + 1}`;
+      const inp = (f, attrs) => field(`o${i}-${f}`, `${f[0].toUpperCase() + f.slice(1)} of ${who}`,
+        el('input', { type: 'text', autocomplete: 'off', value: f === 'weight' ? String(x.weight ?? 1) : x[f] ?? '', ...attrs }), { hideLabel: true });
+      const remove = el('button', { type: 'button', class: 'remove', text: 'Remove', 'aria-label': `Remove ${who}` });
+      remove.addEventListener('click', () => { sync(); draft.splice(i, 1); rows(); addBtn.focus(); });
+      return el('tr', {},
+        el('td', { 'data-label': 'name' }, inp('name', { placeholder: 'a' })),
+        el('td', { 'data-label': 'address' }, inp('address', { placeholder: '192.0.2.1' })),
+        el('td', { 'data-label': 'zone' }, inp('zone', { size: 8 })),
+        el('td', { 'data-label': 'weight' }, inp('weight', { size: 5, inputmode: 'decimal' })),
+        el('td', { 'data-label': 'enabled' }, field(`o${i}-enabled`, `Enabled: ${who}`, el('input', { type: 'checkbox', checked: x.enabled !== false }), { hideLabel: true })),
+        el('td', {}, remove));
+    }));
+  }
+  addBtn.addEventListener('click', () => { sync(); draft.push({ name: '', address: '', weight: 1, enabled: true }); rows(); document.getElementById(`o${draft.length - 1}-name`).focus(); });
+  rows();
+  const control = el('div', { class: 'table-wrap' }, el('table', { class: 'stack edit' },
+    el('thead', {}, el('tr', {}, [...cols, 'enabled', ''].map((t) => el('th', { scope: 'col', text: t })))), tbody), addBtn);
+  return {
+    path: 'origins', label: 'Origins', control, group: true,
+    read: () => { sync(); return draft.map((x) => { const out = { ...x, weight: num(x.weight) }; if (!out.zone) delete out.zone; return out; }); },
+  };
+};
+
+// Cloudflare's names of its region codes.
+export const REGION_NAMES = {
+  WNAM: 'Western North America', ENAM: 'Eastern North America', WEU: 'Western Europe', EEU: 'Eastern Europe',
+  NSAM: 'Northern South America', SSAM: 'Southern South America', OC: 'Oceania', ME: 'Middle East',
+  NAF: 'Northern Africa', SAF: 'Southern Africa', SAS: 'Southern Asia', SEAS: 'South East Asia', NEAS: 'North East Asia',
+};
+const regionOptions = () => [['', '(none)'], ...REGIONS.map((c) => [c, `${c} — ${REGION_NAMES[c]}`])];
+
+// The kinds: their API path, their name in a sentence, how a row of the
+// list reads, and their fields in the order of the form.
+export const KINDS = {
+  zones: {
+    one: 'zone', title: (z) => z.name,
+    summary: (z) => `${(z.nameservers || []).join(', ')} · ${(z.records || []).length} static record(s)`,
+    fields: [
+      text('name', 'Name', 'the domain delegated to glb, e.g. glb.example.com'),
+      area('nameservers', 'Nameservers', 'one a line: the names of the glbd nodes, as delegated', (v) => (v || []).join('\n'), lines, 2),
+      text('soa.rname', 'Contact (SOA rname)', 'e.g. hostmaster.example.com'),
+      number('ttl', 'TTL of static records (s)'),
+      area('records', 'Static records', 'one a line, as in a zone file: name [ttl] TYPE content — e.g. "ns1.glb.example.com A 192.0.2.53"', showRecords,
+        (v) => keepExtras(readRecords(v), obj0.records), 4),
+    ],
+  },
+  monitors: {
+    one: 'monitor', title: (m) => m.description || m.id,
+    summary: (m) => `${m.type} ${m.type === 'tcp' ? 'port ' + m.port : `${m.method} ${m.path} expects ${m.expected_codes}`} every ${m.interval} s`,
+    fields: [
+      text('description', 'Description'),
+      choice('type', 'Type', [['http', 'http'], ['https', 'https'], ['tcp', 'tcp']]),
+      text('method', 'Method', 'http and https'),
+      text('path', 'Path', 'http and https, e.g. /healthz'),
+      number('port', 'Port', '0 = the scheme\'s default; tcp needs one'),
+      text('expected_codes', 'Expected codes', 'e.g. 200 or 2xx'),
+      text('expected_body', 'Expected body', 'a substring; empty = any'),
+      number('interval', 'Interval (s)'),
+      number('timeout', 'Timeout (s)'),
+      number('retries', 'Retries'),
+    ],
+  },
+  pools: {
+    one: 'pool', title: (p) => p.name,
+    summary: (p, ctx) => `${p.origins.length} origin(s) · monitor ${ctx.monitors.find((m) => m.id === p.monitor)?.description || p.monitor || 'none (not checked)'}${p.enabled ? '' : ' · disabled'}`,
+    fields: [
+      text('name', 'Name'),
+      text('description', 'Description'),
+      check('enabled', 'Enabled'),
+      number('minimum_origins', 'Minimum healthy origins'),
+      choice('monitor', 'Monitor', (o, ctx) => [['', 'none: origins are not checked'], ...ctx.monitors.map((m) => [m.id, m.description || m.id])]),
+      choice('origin_steering.policy', 'Origin steering', [['random', 'random (by weight)'], ['hash', 'hash (stable per client subnet)']]),
+      number('latitude', 'Latitude', 'for proximity steering'),
+      number('longitude', 'Longitude'),
+      origins(),
+    ],
+  },
+  networks: {
+    one: 'network', title: (n) => n.cidr,
+    summary: (n) => [n.description, n.zone && `zone ${n.zone}`, n.region, n.country].filter(Boolean).join(' · '),
+    fields: [
+      text('cidr', 'Prefix (CIDR)', 'e.g. 198.51.100.0/24'),
+      text('description', 'Description'),
+      text('zone', 'Zone', 'a free label matched against origins\' zones'),
+      choice('region', 'Region', regionOptions),
+      text('country', 'Country', 'ISO 3166-1 alpha-2, e.g. GB', { size: 4 }),
+      number('latitude', 'Latitude'),
+      number('longitude', 'Longitude'),
+    ],
+  },
+  load_balancers: {
+    one: 'load balancer', title: (l) => l.name,
+    summary: (l, ctx) => `${policyName(l)} · ${poolNames(l.default_pools, ctx.pools)} · fallback ${poolNames([l.fallback_pool], ctx.pools)}${l.enabled ? '' : ' · disabled'}`,
+    fields: [
+      text('name', 'Name', 'a name inside the zone, e.g. www.glb.example.com'),
+      choice('zone', 'Zone', (o, ctx) => [['', '(choose a zone)'], ...ctx.zones.map((z) => [z.id, z.name])]),
+      text('description', 'Description'),
+      check('enabled', 'Enabled'),
+      number('ttl', 'TTL (s)'),
+      choice('steering_policy', 'Steering policy', [['off', 'off: default pools in order'], ['geo', 'geo: by country, then region'],
+        ['proximity', 'proximity: nearest pool'], ['dynamic_latency', 'dynamic latency: lowest RTT'], ['random', 'random: by pool weight']],
+      'an unset policy steers as off, or as geo with a country or region map'),
+      text('default_pools', 'Default pools', 'pool names in order, comma-separated'),
+      choice('fallback_pool', 'Fallback pool', (o, ctx) => [['', '(choose a pool)'], ...ctx.pools.map((p) => [p.id, p.name])],
+        'answers when no pool is healthy, whatever its health'),
+      area('country_pools', 'Country pools (geo)', 'one a line: "GB: web-eu, web-us" (ISO 3166-1 alpha-2 codes)', showMap, readMap, 3),
+      area('region_pools', 'Region pools (geo)', 'one a line: "WEU: web-eu" (WNAM, ENAM, WEU, EEU, NSAM, SSAM, OC, ME, NAF, SAF, SAS, SEAS, NEAS)', showMap, readMap, 3),
+      choice('location_strategy.prefer_ecs', 'Use the ECS subnet', [['proximity', 'with proximity steering (default)'], ['geo', 'with geo steering'],
+        ['always', 'always'], ['never', 'never: the resolver\'s address']], 'when a resolver sends EDNS Client Subnet'),
+      number('answers', 'Records per answer', '0 = every eligible origin'),
+    ],
+  },
+};
+
+// context is what the forms choose from: zones, monitors, pools.
+export async function context() {
+  const [zones, monitors, pools] = await Promise.all([list('zones'), list('monitors'), list('pools')]);
+  return { zones, monitors, pools };
+}
+
+let flash = '';
+// takeFlash returns the last save's message once, for the page shown next.
+export function takeFlash() { const f = flash; flash = ''; return f; }
+
+// editPage: #edit/<kind> creates, #edit/<kind>/<id> edits and deletes.
+// "?back=overview" returns to the overview after a create (the first
+// steps walk from there).
+export async function editPage(arg) {
+  const [path, query = ''] = arg.split('?');
+  const [kind, id] = path.split('/');
+  const spec = KINDS[kind];
+  if (!spec) throw new Error(`no such kind ${kind}`);
+  const back = new URLSearchParams(query).get('back') === 'overview' ? '#overview' : '#config';
+  const ctx = await context();
+  let obj = {}, etag = null;
+  if (id) ({ data: obj, etag } = await call('GET', `/${kind}/${id}`));
+  if (kind === 'load_balancers') {
+    obj = { ...obj, default_pools: poolNames(obj.default_pools, ctx.pools) };
+    if (id) obj.steering_policy = policyName(obj);
+    if (!id && !obj.zone && ctx.zones.length === 1) obj.zone = ctx.zones[0].id;
+  }
+  if (kind === 'pools' && !id) obj = { enabled: true, minimum_origins: 1, origin_steering: { policy: 'random' } };
+  if (kind === 'monitors' && !id) obj = { type: 'http', method: 'GET', path: '/', expected_codes: '200', interval: 60, timeout: 5, retries: 2 };
+  if (kind === 'zones' && !id) obj = { ttl: 300 };
+  if (kind === 'load_balancers' && !id) obj = { ...obj, enabled: true, ttl: 30, steering_policy: 'off', location_strategy: { prefer_ecs: 'proximity' }, answers: 1 };
+
+  obj0 = obj;
+  const fs = spec.fields.map((f) => f(obj, ctx));
+  if (!id) fs.unshift(text('id', 'Id (optional)', 'letters, digits, - and _; empty = a random id')(obj));
+  const fid = (p) => 'f-' + p.replaceAll('.', '-');
+  const formError = el('p', { class: 'field-error', id: 'form-error', role: 'alert' });
+  const status = el('p', { id: 'edit-status', role: 'status', 'aria-live': 'polite' });
+  const save = el('button', { type: 'submit', id: 'save', text: id ? 'Save' : `Create ${spec.one}` });
+  const form = el('form', { id: 'edit-form', 'aria-label': id ? `Edit ${spec.one} ${spec.title(obj)}` : `New ${spec.one}`, novalidate: true },
+    fs.map((f) => f.group
+      ? el('fieldset', { class: 'group' }, el('legend', { text: f.label }), f.control, el('span', { class: 'field-error', id: fid(f.path) + '-error', role: 'alert' }))
+      : el('div', { class: 'form-row' }, field(fid(f.path), f.label, f.control), f.hint ? el('span', { class: 'muted hint', id: fid(f.path) + '-hint', text: f.hint }) : '')),
+    formError,
+    el('div', { class: 'actions' }, save, el('a', { href: back, text: 'Cancel' }), etag ? el('span', { class: 'muted', text: ` If-Match ${etag}` }) : ''),
+    status);
+  for (const f of fs) if (f.hint && !f.group) f.control.setAttribute('aria-describedby', `${fid(f.path)}-error ${fid(f.path)}-hint`);
+
+  // place writes each field error beside its control: the field whose
+  // path is the longest prefix of the error's, with the rest of the path
+  // in front of the message (records[2].content: ...).
+  function place(errors) {
+    for (const s of form.querySelectorAll('.field-error')) s.textContent = '';
+    for (const c of form.querySelectorAll('[aria-invalid]')) c.removeAttribute('aria-invalid');
+    const loose = [];
+    for (const fe of errors || []) {
+      const m = /^origins\[(\d+)\]\.(name|address|zone|weight|enabled)/.exec(fe.path);
+      let slot = m && document.getElementById(`o${m[1]}-${m[2]}-error`), ctl = m && document.getElementById(`o${m[1]}-${m[2]}`), msg = fe.message;
+      if (!slot) {
+        const f = fs.filter((f) => fe.path === f.path || fe.path.startsWith(f.path + '.') || fe.path.startsWith(f.path + '['))
+          .sort((a, b) => b.path.length - a.path.length)[0];
+        if (f) {
+          slot = document.getElementById(fid(f.path) + '-error');
+          ctl = f.group ? null : f.control;
+          if (fe.path !== f.path) msg = `${fe.path.slice(f.path.length).replace(/^\./, '')}: ${fe.message}`;
+        }
+      }
+      if (!slot) { loose.push(`${fe.path}: ${fe.message}`); continue; }
+      slot.textContent = slot.textContent ? `${slot.textContent}; ${msg}` : msg;
+      ctl?.setAttribute('aria-invalid', 'true');
+    }
+    formError.textContent = loose.join('; ');
+  }
+
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    status.textContent = 'Saving…';
+    status.className = '';
+    // The stored object keeps what the form does not show (headers,
+    // zonal affinity, DNSSEC...): the form's fields are set over it.
+    const body = structuredClone(obj);
+    for (const f of fs) set(body, f.path, f.read());
+    if (kind === 'load_balancers') body.default_pools = poolIDs(body.default_pools, ctx.pools);
+    if (!id && !body.id) delete body.id;
+    try {
+      const r = id ? await call('PUT', `/${kind}/${id}`, body, etag) : await call('POST', `/${kind}`, body);
+      flash = `${id ? 'Saved' : 'Created'} ${spec.one} ${spec.title(r.data)} (revision ${r.data.revision}).`;
+      location.hash = id ? '#config' : back;
+    } catch (e) {
+      if (!(e instanceof Problem)) throw e;
+      if (e.status === 412) {
+        status.replaceChildren(`Conflict: someone changed this ${spec.one} since you opened it (your ETag ${etag} is stale). Nothing was saved. `,
+          el('a', { href: `#edit/${kind}/${id}`, text: 'Reload it', onclick: (ev2) => { ev2.preventDefault(); window.dispatchEvent(new HashChangeEvent('hashchange')); } }));
+        status.className = 'error';
+        status.setAttribute('data-conflict', 'true');
+        return;
+      }
+      place(e.body.errors);
+      status.textContent = `Not saved: ${e.message}` + (e.body.errors?.length ? ' (see the fields marked)' : '');
+      status.className = 'error';
+      form.querySelector('[aria-invalid]')?.focus();
+    }
+  });
+
+  const nodes = [el('h2', { text: id ? `Edit ${spec.one} ${spec.title(obj)}` : `New ${spec.one}`, tabindex: '-1', class: 'page-title' }),
+    el('section', { class: 'card' }, form)];
+  if (id) nodes.push(deleteBox(kind, id, spec, obj, etag));
+  return { nodes };
+}
+
+// deleteBox deletes after a second click, with If-Match; a 409 names the
+// objects that still refer to this one.
+function deleteBox(kind, id, spec, obj, etag) {
+  const msg = el('p', { id: 'delete-status', role: 'status', 'aria-live': 'polite' });
+  const confirm = el('button', { type: 'button', id: 'delete-confirm', class: 'danger', hidden: true, text: `Yes, delete ${spec.one} ${spec.title(obj)}` });
+  const ask = el('button', { type: 'button', id: 'delete', text: `Delete ${spec.one}…` });
+  ask.addEventListener('click', () => { confirm.hidden = false; msg.textContent = 'Deleting cannot be undone.'; confirm.focus(); });
+  confirm.addEventListener('click', async () => {
+    try {
+      await call('DELETE', `/${kind}/${id}`, undefined, etag);
+      flash = `Deleted ${spec.one} ${spec.title(obj)}.`;
+      location.hash = '#config';
+    } catch (e) {
+      if (!(e instanceof Problem)) throw e;
+      const refs = (e.body.referrers || []).map((r) => `${r.kind.replace('_', ' ')} ${r.name || r.id}`);
+      msg.textContent = `Not deleted: ${e.message}${refs.length ? ` (used by ${refs.join(', ')})` : ''}`;
+      msg.className = 'error';
+    }
+  });
+  return el('section', { class: 'card', 'aria-label': 'Delete' }, el('h2', { text: 'Delete' }), el('div', { class: 'actions' }, ask, confirm), msg);
+}
+
+// configPage lists every object of every kind with a link to edit it and
+// one to create another.
+export async function configPage() {
+  const ctx = await context();
+  const [networks, lbs] = await Promise.all([list('networks'), list('load_balancers')]);
+  const all = { zones: ctx.zones, monitors: ctx.monitors, pools: ctx.pools, networks, load_balancers: lbs };
+  const notice = takeFlash();
+  const nodes = [el('h2', { text: 'Configuration', tabindex: '-1', class: 'page-title' })];
+  if (notice) nodes.push(el('p', { class: 'notice', id: 'flash', role: 'status', text: notice }));
+  for (const kind of ['zones', 'monitors', 'pools', 'load_balancers', 'networks']) {
+    const spec = KINDS[kind], objs = all[kind];
+    nodes.push(el('section', { class: 'card', 'aria-label': kind.replace('_', ' '), 'data-kind': kind },
+      el('h2', { text: kind[0].toUpperCase() + kind.slice(1).replace('_', ' ') }),
+      objs.length ? el('ul', { class: 'plain objects' }, objs.map((o) => el('li', { 'data-id': o.id },
+        el('a', { href: `#edit/${kind}/${o.id}`, text: spec.title(o) }), el('span', { class: 'muted', text: ` ${spec.summary(o, ctx)}` }))))
+        : el('p', { class: 'muted', text: `No ${kind.replace('_', ' ')} yet.` }),
+      el('p', {}, el('a', { href: `#edit/${kind}`, id: `new-${kind}`, class: 'button', text: `New ${spec.one}` }))));
+  }
+  return { nodes, key: JSON.stringify(all), refresh: () => 'rerender' };
+}
