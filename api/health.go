@@ -34,8 +34,8 @@ type OriginHealth struct {
 	Zone    string  `json:"zone"`
 	// Healthy and Reason are the agreed state; absent without an agreed
 	// view. An origin no node has checked yet counts as healthy.
-	Healthy *bool       `json:"healthy,omitempty"`
-	Reason  string      `json:"reason,omitempty"`
+	Healthy *bool  `json:"healthy,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 	// State is the one word for the origin: up, down, or not_checked when
 	// no node reports a check of it (its pool has no monitor, or none has
 	// run yet); not_checked counts as up for steering.
