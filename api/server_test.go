@@ -162,6 +162,9 @@ func TestPoolHealth(t *testing.T) {
 	if len(c.Checks) != 0 || !*c.Healthy || c.Checks == nil {
 		t.Errorf("origin c (never checked): %+v", c)
 	}
+	if a.State != api.StateUp || b.State != api.StateDown || c.State != api.StateNotChecked {
+		t.Errorf("states a %q, b %q, c %q; want up, down, not_checked", a.State, b.State, c.State)
+	}
 }
 
 // TestPoolHealthOwnView: this node's checks come from its checker, not

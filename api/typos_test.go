@@ -77,3 +77,17 @@ func TestTyposRefusedWithTheirFieldAndValue(t *testing.T) {
 		t.Errorf("%d networks stored, want only the fixture's", n)
 	}
 }
+
+// An origin that no monitor checks reads not_checked, never up.
+func TestUnmonitoredOriginsNotChecked(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	id := e.create(pools.KindPool, poolBody(""))["id"].(string)
+	var got struct{ Result api.PoolHealth }
+	e.do("GET", "/api/v1/pools/"+id+"/health", nil).json(t, &got)
+	for _, o := range got.Result.Origins {
+		if o.State != api.StateNotChecked {
+			t.Errorf("origin %s of a pool without a monitor: state %q", o.Name, o.State)
+		}
+	}
+}

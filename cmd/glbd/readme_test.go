@@ -8,25 +8,57 @@ import (
 	"testing"
 )
 
-// TestReadmeQuickStart runs the README's quick-start commands against a
-// fresh glbd, so that what a newcomer pastes keeps working.
-func TestReadmeQuickStart(t *testing.T) {
-	t.Parallel()
+// readmeBlock returns the shell commands of the README block between
+// <!-- name --> and <!-- /name -->.
+func readmeBlock(t *testing.T, name string) string {
+	t.Helper()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(readme), "<!-- quickstart -->")
-	block, _, ok2 := strings.Cut(rest, "<!-- /quickstart -->")
+	_, rest, ok := strings.Cut(string(readme), "<!-- "+name+" -->")
+	block, _, ok2 := strings.Cut(rest, "<!-- /"+name+" -->")
 	if !ok || !ok2 {
-		t.Fatal("README.md has no <!-- quickstart --> block")
+		t.Fatalf("README.md has no <!-- %s --> block", name)
 	}
 	script := strings.TrimSpace(block)
 	script = strings.TrimPrefix(script, "```sh")
 	script = strings.TrimSuffix(script, "```")
 	if !strings.Contains(script, "127.0.0.1:8080") || !strings.Contains(script, "-p 5353") {
-		t.Fatal("the quick start no longer uses the default addresses; update this test")
+		t.Fatalf("the %s block no longer uses the default addresses; update this test", name)
 	}
+	return script
+}
+
+// TestReadmeGeoQuickStart runs the README's geo example after the quick
+// start, on one fresh glbd: ECS under prefer_ecs geo, located by the
+// networks, sends each client to its country's pool.
+func TestReadmeGeoQuickStart(t *testing.T) {
+	t.Parallel()
+	script := readmeBlock(t, "quickstart") + "\n" + readmeBlock(t, "quickstart-geo")
+	g := startGlbd(t, "")
+	_, dnsPort := splitHostPort(t, g.dns)
+	script = strings.ReplaceAll(script, "http://127.0.0.1:8080", g.api)
+	script = strings.ReplaceAll(script, "-p 5353", "-p "+dnsPort)
+	out, err := exec.Command("bash", "-euo", "pipefail", "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("geo quick start failed: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("geo quick start printed too little:\n%s", out)
+	}
+	gb, us := strings.TrimSpace(lines[len(lines)-2]), strings.TrimSpace(lines[len(lines)-1])
+	if !slices.Contains([]string{"192.0.2.1", "192.0.2.2", "192.0.2.3"}, gb) || us != "192.0.2.11" {
+		t.Fatalf("dig printed %q for the GB subnet and %q for the US one, want one of web's and 192.0.2.11; whole output:\n%s", gb, us, out)
+	}
+}
+
+// TestReadmeQuickStart runs the README's quick-start commands against a
+// fresh glbd, so that what a newcomer pastes keeps working.
+func TestReadmeQuickStart(t *testing.T) {
+	t.Parallel()
+	script := readmeBlock(t, "quickstart")
 
 	g := startGlbd(t, "")
 	_, dnsPort := splitHostPort(t, g.dns)
