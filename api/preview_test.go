@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"net/http"
-	"net/netip"
 	"strings"
 	"testing"
 
@@ -34,8 +33,7 @@ func compiled(t *testing.T, store pools.Store) func() (*steering.Snapshot, steer
 			t.Errorf("networks: %v", err)
 			return nil, nil
 		}
-		var geo *geodata.Resolver
-		return snap, func(p netip.Prefix) geodata.Location { return geo.Resolve(p, nets) }
+		return snap, geodata.Locator{Networks: nets}
 	}
 }
 

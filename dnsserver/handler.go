@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/glb-dns/glb/geodata"
 	"github.com/glb-dns/glb/steering"
 )
 
@@ -225,23 +224,14 @@ func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr) {
 // decide runs the steering decision for a load balancer name.
 func (s *Server) decide(lv *live, n *node, b *builder, src netip.Addr, ans *steering.Answer) {
 	lb := n.lb
-	r := b.r
-	req := steering.Request{SourcePrefix: -1}
-	switch r.qtype {
+	qtype := steering.QTypeOther
+	switch b.r.qtype {
 	case typeA:
-		req.Type = steering.QTypeA
+		qtype = steering.QTypeA
 	case typeAAAA:
-		req.Type = steering.QTypeAAAA
-	default:
-		req.Type = steering.QTypeOther
+		qtype = steering.QTypeAAAA
 	}
-	ecs, _ := r.ecsPrefix()
-	var client netip.Prefix
-	client, req.Subnet, req.SourcePrefix = lb.ClientSubnet(src, ecs)
-	req.Client = geodata.Location{Prefix: -1}
-	if lv.snap.loc != nil && client.IsValid() {
-		req.Client = lv.snap.loc.Locate(client)
-	}
+	req, _ := lb.NewRequest(src, b.r.ecsPrefix(), qtype, lv.snap.loc)
 	lv.snap.steer.Decide(lb, &req, steering.FastRand{}, ans, nil)
 	if ans.FailOpen {
 		b.setEDE(edeStaleAnswer, edeTextFailOpen)

@@ -119,7 +119,7 @@ func compileTest(t testing.TB, cfg *pools.Config) *Snapshot {
 	if err != nil {
 		t.Fatalf("networks: %v", err)
 	}
-	s, err := Compile(st, GeoLocator{Networks: nets})
+	s, err := Compile(st, geodata.Locator{Networks: nets})
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}

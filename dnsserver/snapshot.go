@@ -3,31 +3,24 @@ package dnsserver
 import (
 	"encoding/binary"
 	"fmt"
-	"net/netip"
 	"strconv"
 	"strings"
 
 	"github.com/miekg/dns"
 
 	"github.com/glb-dns/glb/dnsserver/dnssec"
-	"github.com/glb-dns/glb/geodata"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/steering"
 )
-
-// Locator places a client. client is the ECS subnet, or the resolver's
-// address as a full-length prefix. geodata's Resolver, bound to the
-// operator networks of the configuration being compiled, is one.
-type Locator interface {
-	Locate(client netip.Prefix) geodata.Location
-}
 
 // Snapshot is the DNS side of a steering snapshot: every zone with its
 // names and records in wire form, ready to be copied into replies. It is
 // immutable once built; build one with Compile.
 type Snapshot struct {
 	steer *steering.Snapshot
-	loc   Locator
+	// loc places the clients of this configuration (its operator
+	// networks); nil when none can be placed.
+	loc steering.Locator
 	// zones by apex in lower-case wire form: a suffix of a query name in
 	// that form is itself a valid key, so finding the zone is re-slicing.
 	zones map[string]*zone
@@ -89,7 +82,7 @@ func (s *Snapshot) Steering() *steering.Snapshot { return s.steer }
 // Compile builds the DNS snapshot of a steering snapshot. loc may be nil:
 // every client is then of unknown location. It fails on a record that does
 // not parse or lies outside its zone; the caller keeps its last good one.
-func Compile(st *steering.Snapshot, loc Locator) (*Snapshot, error) {
+func Compile(st *steering.Snapshot, loc steering.Locator) (*Snapshot, error) {
 	s := &Snapshot{steer: st, loc: loc, zones: map[string]*zone{}}
 	cfg := st.Config()
 	byID := map[string]*zone{}
@@ -289,14 +282,3 @@ func wireString(w []byte) string {
 const ttlOffset = 4
 
 func putTTL(t []byte, ttl uint32) { binary.BigEndian.PutUint32(t[ttlOffset:], ttl) }
-
-// GeoLocator locates clients with a GeoIP resolver (nil: none) and the
-// operator networks of the configuration being compiled.
-type GeoLocator struct {
-	Resolver *geodata.Resolver
-	Networks *geodata.Networks
-}
-
-func (g GeoLocator) Locate(client netip.Prefix) geodata.Location {
-	return g.Resolver.Resolve(client, g.Networks)
-}

@@ -87,7 +87,7 @@ func (s *Snapshot) compileOrigins(p int32) error {
 // names whose load balancer was recompiled are built again; the rest is
 // shared. Anything else (no prev, another lineage, load balancers added,
 // removed or reordered, zones added or removed) compiles in full.
-func Update(prev *Snapshot, st *steering.Snapshot, loc Locator) (*Snapshot, error) {
+func Update(prev *Snapshot, st *steering.Snapshot, loc steering.Locator) (*Snapshot, error) {
 	if prev == nil || st.Parent() == 0 || prev.steer.Generation() != st.Parent() {
 		return Compile(st, loc)
 	}

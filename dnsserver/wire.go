@@ -101,19 +101,20 @@ type request struct {
 
 func (r *request) name() []byte { return r.lname[:r.lnameLen] }
 
-// ecsPrefix is the client subnet of a valid ECS option with a non-zero
-// source prefix.
-func (r *request) ecsPrefix() (netip.Prefix, bool) {
-	if !r.ecs || r.ecsSrc == 0 {
-		return netip.Prefix{}, false
+// ecsPrefix is the client subnet of a valid ECS option, invalid when the
+// query has none. A source prefix of 0 is returned as it came: whether it
+// counts is steering.NewRequest's to say.
+func (r *request) ecsPrefix() netip.Prefix {
+	if !r.ecs {
+		return netip.Prefix{}
 	}
 	switch r.ecsFam {
 	case 1:
-		return netip.PrefixFrom(netip.AddrFrom4([4]byte(r.ecsAddr[:4])), int(r.ecsSrc)), true
+		return netip.PrefixFrom(netip.AddrFrom4([4]byte(r.ecsAddr[:4])), int(r.ecsSrc))
 	case 2:
-		return netip.PrefixFrom(netip.AddrFrom16(r.ecsAddr), int(r.ecsSrc)), true
+		return netip.PrefixFrom(netip.AddrFrom16(r.ecsAddr), int(r.ecsSrc))
 	}
-	return netip.Prefix{}, false
+	return netip.Prefix{}
 }
 
 // parse reads msg into r. It reports false when the message must be dropped

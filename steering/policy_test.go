@@ -359,24 +359,60 @@ func TestDisabledLoadBalancerNotServed(t *testing.T) {
 	}
 }
 
-func TestClientSubnet(t *testing.T) {
+// placeAll locates every client in one place, reporting the prefix it
+// was asked about.
+type placeAll struct{ asked *netip.Prefix }
+
+func (p placeAll) Locate(c netip.Prefix) geodata.Location {
+	*p.asked = c
+	return geodata.Location{Region: "WEU", Prefix: c.Bits()}
+}
+
+// TestNewRequest: the query context DNS, explain and the preview share.
+func TestNewRequest(t *testing.T) {
 	t.Parallel()
 	w := threePools()
 	w.lb("always", []string{"us"}, "fb").LocationStrategy.PreferECS = pools.PreferECSAlways
 	w.lb("never", []string{"us"}, "fb").LocationStrategy.PreferECS = pools.PreferECSNever
 	s := w.compile(t)
+	always, never := s.LoadBalancer("always.glb.example.com"), s.LoadBalancer("never.glb.example.com")
 	src := netip.MustParseAddr("192.0.2.53")
 	ecs := netip.MustParsePrefix("198.51.100.0/24")
-	loc, sub, sp := s.LoadBalancer("always.glb.example.com").ClientSubnet(src, ecs)
-	if loc != ecs || sub != ecs || sp != 24 {
-		t.Errorf("always: %v %v %d, want the ECS subnet", loc, sub, sp)
+	var asked netip.Prefix
+	loc := placeAll{&asked}
+	byResolver := netip.MustParsePrefix("192.0.2.53/32")
+
+	req, at := always.NewRequest(src, ecs, QTypeAAAA, loc)
+	if at != ecs || asked != ecs || req.Subnet != ecs || req.SourcePrefix != 24 || req.Type != QTypeAAAA || req.Client.Region != "WEU" {
+		t.Errorf("always: located by %v (asked %v), %+v; want the ECS subnet", at, asked, req)
 	}
-	loc, sub, sp = s.LoadBalancer("never.glb.example.com").ClientSubnet(src, ecs)
-	if loc != netip.MustParsePrefix("192.0.2.53/32") || sub != netip.MustParsePrefix("192.0.2.0/24") || sp != -1 {
-		t.Errorf("never: %v %v %d, want the resolver address and /24, no source prefix", loc, sub, sp)
+	// Host bits past the source prefix do not move the client.
+	if req, at = always.NewRequest(src, netip.MustParsePrefix("198.51.100.77/24"), QTypeA, loc); at != ecs || req.Subnet != ecs {
+		t.Errorf("unmasked ECS: located by %v, subnet %v; want %v", at, req.Subnet, ecs)
 	}
-	_, sub, _ = s.LoadBalancer("never.glb.example.com").ClientSubnet(netip.MustParseAddr("2001:db8:1:2ff::1"), netip.Prefix{})
-	if sub != netip.MustParsePrefix("2001:db8:1:200::/56") {
-		t.Errorf("IPv6 hash subnet %v, want /56", sub)
+	req, at = never.NewRequest(src, ecs, QTypeA, loc)
+	if at != byResolver || asked != at || req.Subnet != netip.MustParsePrefix("192.0.2.0/24") || req.SourcePrefix != -1 {
+		t.Errorf("never: located by %v, %+v; want the resolver address and /24, no source prefix", at, req)
+	}
+	// Source prefix 0: the client opted out, the resolver locates it.
+	req, at = always.NewRequest(src, netip.MustParsePrefix("0.0.0.0/0"), QTypeA, loc)
+	if at != byResolver || asked != at || req.SourcePrefix != -1 || req.Subnet != netip.MustParsePrefix("192.0.2.0/24") {
+		t.Errorf("ECS /0: located by %v, %+v; want the resolver address, no source prefix", at, req)
+	}
+	req, _ = never.NewRequest(netip.MustParseAddr("2001:db8:1:2ff::1"), netip.Prefix{}, QTypeA, loc)
+	if req.Subnet != netip.MustParsePrefix("2001:db8:1:200::/56") {
+		t.Errorf("IPv6 hash subnet %v, want /56", req.Subnet)
+	}
+	req, _ = never.NewRequest(netip.MustParseAddr("::ffff:192.0.2.53"), netip.Prefix{}, QTypeA, loc)
+	if asked != byResolver {
+		t.Errorf("an IPv4-mapped resolver is located as %v, want %v", asked, byResolver)
+	}
+	// Without a locator, or without an address, the client is unknown.
+	if req, _ = always.NewRequest(src, ecs, QTypeA, nil); req.Client != (geodata.Location{Prefix: -1}) {
+		t.Errorf("no locator: client %+v, want unknown", req.Client)
+	}
+	asked = netip.Prefix{}
+	if req, _ = never.NewRequest(netip.Addr{}, netip.Prefix{}, QTypeA, loc); asked.IsValid() || req.Client != (geodata.Location{Prefix: -1}) {
+		t.Errorf("no address: asked %v, client %+v; want no lookup, unknown", asked, req.Client)
 	}
 }

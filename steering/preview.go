@@ -149,14 +149,12 @@ func (s *Snapshot) Preview(lb *LB, sample []Sample, qtype QType, locate Locator)
 // sampleRequest is the query a sample client asks: a subnet as the ECS
 // subnet of a query from its first address, a place as located by Place.
 func (l *LB) sampleRequest(c Sample, qtype QType, locate Locator) Request {
-	req := Request{SourcePrefix: -1, Type: qtype}
 	if c.Subnet.IsValid() {
-		var at netip.Prefix
-		at, req.Subnet, req.SourcePrefix = l.ClientSubnet(c.Subnet.Addr(), c.Subnet)
-		req.Client = locate(at)
-	} else {
-		req.Client, _ = Place(c.Region, c.Country)
+		req, _ := l.NewRequest(c.Subnet.Addr(), c.Subnet, qtype, locate)
+		return req
 	}
+	req := Request{SourcePrefix: -1, Type: qtype}
+	req.Client, _ = Place(c.Region, c.Country)
 	return req
 }
 
@@ -222,7 +220,3 @@ func (s *Snapshot) With(objs ...pools.Object) (*Snapshot, error) {
 	}
 	return Update(s, cfg, s.health, nil)
 }
-
-// Locator locates a client subnet: the GeoIP database and the operator
-// networks of the snapshot.
-type Locator func(netip.Prefix) geodata.Location

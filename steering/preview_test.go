@@ -18,8 +18,7 @@ func locator(t *testing.T, w *world) Locator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r *geodata.Resolver // no GeoIP database
-	return func(p netip.Prefix) geodata.Location { return r.Resolve(p, nets) }
+	return geodata.Locator{Networks: nets} // no GeoIP database
 }
 
 func assertFlat(t *testing.T, what string, got Shares, want map[string]float64) {
@@ -213,7 +212,7 @@ func TestPreviewHash(t *testing.T) {
 	lb := s.LoadBalancer("www.glb.example.com")
 	loc := locator(t, w)
 	sub := subnets("198.51.100.0/24")
-	_, _, names := decide(t, s, "www.glb.example.com", Request{Subnet: sub[0].Subnet, SourcePrefix: 24, Client: loc(sub[0].Subnet)}, nil)
+	_, _, names := decide(t, s, "www.glb.example.com", Request{Subnet: sub[0].Subnet, SourcePrefix: 24, Client: loc.Locate(sub[0].Subnet)}, nil)
 	assertFlat(t, "subnet", s.Preview(lb, sub, QTypeA, loc), map[string]float64{"p": 1, "p/" + names[0]: 1})
 	assertFlat(t, "place", s.Preview(lb, []Sample{{Region: "WEU"}}, QTypeA, loc), map[string]float64{"p": 1, "p/A": 0.5, "p/B": 0.5})
 }

@@ -51,7 +51,7 @@ func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog
 // publish compiles the DNS side of a snapshot and swaps it in. It returns
 // false, keeping the last good one, when the zones do not compile.
 func (d *dnsService) publish(c *current) bool {
-	snap, err := dnsserver.Update(d.last, c.snap, dnsserver.GeoLocator{Resolver: d.geo, Networks: c.nets})
+	snap, err := dnsserver.Update(d.last, c.snap, geodata.Locator{Resolver: d.geo, Networks: c.nets})
 	if err != nil {
 		d.log.Error("DNS snapshot compile failed; keeping the last good one", "revision", c.snap.Revision(), "err", err)
 		return false

@@ -216,4 +216,10 @@ func TestExplainThroughGlbd(t *testing.T) {
 	if d.Pool.ID != web["id"] || len(d.Records) != 3 {
 		t.Errorf("decision pool %s records %v, want pool web with three records", d.Pool.ID, d.Records)
 	}
+	// An ECS subnet with source prefix 0 is the client opting out, as on
+	// the DNS path: the resolver's address locates it still.
+	status := g.call("GET", "/api/v1/load_balancers/"+lb["id"].(string)+"/explain?client=198.51.100.7&ecs=203.0.113.0/0", nil, &out)
+	if d := out.Result.Decision; status != 200 || out.Result.LocatedBy != "198.51.100.7/32" || d.Client.Zone != "zone-1" {
+		t.Errorf("ECS /0: %d, client %+v located by %s; want the resolver's address", status, d.Client, out.Result.LocatedBy)
+	}
 }

@@ -36,9 +36,7 @@ func (e explainer) Explain(ctx context.Context, lbID string, client netip.Addr, 
 	if qtype == "AAAA" {
 		t = steering.QTypeAAAA
 	}
-	locate, subnet, sourcePrefix := lb.ClientSubnet(client, ecs)
-	loc := e.geo.Resolve(locate, c.nets)
-	req := steering.Request{Client: loc, Subnet: subnet, SourcePrefix: sourcePrefix, Type: t}
+	req, locate := lb.NewRequest(client, ecs, t, geodata.Locator{Resolver: e.geo, Networks: c.nets})
 	var ans steering.Answer
 	out := &api.Explanation{Revision: c.snap.Revision(), Client: client.String(), LocatedBy: locate.String()}
 	if ecs.IsValid() {
@@ -56,5 +54,5 @@ func (e explainer) snapshot() (*steering.Snapshot, steering.Locator) {
 	if c == nil {
 		return nil, nil
 	}
-	return c.snap, func(p netip.Prefix) geodata.Location { return e.geo.Resolve(p, c.nets) }
+	return c.snap, geodata.Locator{Resolver: e.geo, Networks: c.nets}
 }
