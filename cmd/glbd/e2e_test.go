@@ -217,7 +217,13 @@ func TestExplainThroughGlbd(t *testing.T) {
 		t.Errorf("decision pool %s records %v, want pool web with three records", d.Pool.ID, d.Records)
 	}
 	// An ECS subnet with source prefix 0 is the client opting out, as on
-	// the DNS path: the resolver's address locates it still.
+	// the DNS path: the resolver's address locates it still, even where
+	// the load balancer trusts ECS.
+	g.must("PATCH", "/api/v1/load_balancers/"+lb["id"].(string), map[string]any{"location_strategy": map[string]any{"prefer_ecs": "always"}})
+	eventually(t, 2*time.Second, "explain trusts ECS", func() (bool, string) {
+		status := g.call("GET", "/api/v1/load_balancers/"+lb["id"].(string)+"/explain?client=198.51.100.7&ecs=203.0.113.0/24", nil, &out)
+		return status == 200 && out.Result.LocatedBy == "203.0.113.0/24", fmt.Sprintf("%d located by %s", status, out.Result.LocatedBy)
+	})
 	status := g.call("GET", "/api/v1/load_balancers/"+lb["id"].(string)+"/explain?client=198.51.100.7&ecs=203.0.113.0/0", nil, &out)
 	if d := out.Result.Decision; status != 200 || out.Result.LocatedBy != "198.51.100.7/32" || d.Client.Zone != "zone-1" {
 		t.Errorf("ECS /0: %d, client %+v located by %s; want the resolver's address", status, d.Client, out.Result.LocatedBy)
