@@ -8,8 +8,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/glb-dns/glb/dnsserver/dnssec"
 	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/zonekeys"
 )
 
 // Problem type of a rollover step asked for too early or on a zone that
@@ -47,8 +47,8 @@ type dnssecKey struct {
 }
 
 type dnssecRollover struct {
-	Phase         dnssec.Phase `json:"phase"`
-	NextStepAfter time.Time    `json:"next_step_after"`
+	Phase         zonekeys.Phase `json:"phase"`
+	NextStepAfter time.Time      `json:"next_step_after"`
 }
 
 // dnssecView is GET /zones/{id}/dnssec.
@@ -117,7 +117,7 @@ func (s *server) ensureZoneKey(ctx context.Context, o pools.Object) {
 		return
 	}
 	_, err := s.Store.UpdateZoneKeys(ctx, z.ID, func(cur []pools.ZoneKey) ([]pools.ZoneKey, error) {
-		return dnssec.Ensure(z.Name, cur, s.Now())
+		return zonekeys.Ensure(z.Name, cur, s.Now())
 	})
 	if err != nil {
 		s.log.Warn("making the zone's first DNSSEC key failed; the nodes will try again", "zone", z.Name, "err", err)
@@ -127,7 +127,7 @@ func (s *server) ensureZoneKey(ctx context.Context, o pools.Object) {
 func (s *server) dnssecView(z *pools.Zone, keys []pools.ZoneKey) (*dnssecView, error) {
 	v := &dnssecView{Zone: z.ID, Name: z.Name, Enabled: z.DNSSEC.Enabled, DS: []string{}, Keys: []dnssecKey{}}
 	for _, k := range keys {
-		dnskey, ds, err := dnssec.PublicKey(z.Name, k, z.TTL)
+		dnskey, ds, err := zonekeys.PublicKey(z.Name, k, z.TTL)
 		if err != nil {
 			return nil, err
 		}
@@ -135,7 +135,7 @@ func (s *server) dnssecView(z *pools.Zone, keys []pools.ZoneKey) (*dnssecView, e
 			ID: k.ID, Tag: k.Tag, Algorithm: k.Algorithm, Flags: k.Flags, Role: k.Role, State: k.State,
 			DNSKEY: dnskey, DS: ds, CreatedOn: k.CreatedOn, StateSince: k.StateSince,
 		})
-		if dnssec.OfferedToParent(k) {
+		if zonekeys.OfferedToParent(k) {
 			v.DS = append(v.DS, ds)
 		}
 		if k.State == pools.KeyActive && z.DNSSEC.Enabled {
@@ -143,7 +143,7 @@ func (s *server) dnssecView(z *pools.Zone, keys []pools.ZoneKey) (*dnssecView, e
 		}
 	}
 	if len(keys) > 0 {
-		v.Rollover = &dnssecRollover{Phase: dnssec.PhaseOf(keys), NextStepAfter: dnssec.NextStepAfter(keys, rolloverWait(z))}
+		v.Rollover = &dnssecRollover{Phase: zonekeys.PhaseOf(keys), NextStepAfter: zonekeys.NextStepAfter(keys, rolloverWait(z))}
 	}
 	return v, nil
 }
@@ -181,12 +181,12 @@ func (s *server) dnssecRollover(w http.ResponseWriter, r *http.Request) {
 	}
 	keys, err := s.Store.UpdateZoneKeys(r.Context(), z.ID, func(cur []pools.ZoneKey) ([]pools.ZoneKey, error) {
 		if len(cur) == 0 {
-			return dnssec.Ensure(z.Name, cur, s.Now())
+			return zonekeys.Ensure(z.Name, cur, s.Now())
 		}
-		next, _, err := dnssec.Rollover(z.Name, cur, s.Now(), rolloverWait(z), req.Force)
+		next, _, err := zonekeys.Rollover(z.Name, cur, s.Now(), rolloverWait(z), req.Force)
 		return next, err
 	})
-	var early *dnssec.TooEarlyError
+	var early *zonekeys.TooEarlyError
 	if errors.As(err, &early) {
 		p := newProblem(http.StatusConflict, early.Error()+"; resolvers may still hold the previous step (send {\"force\": true} to take it anyway)")
 		p.Type, p.Title = problemRollover, "Rollover refused"

@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/glb-dns/glb/dnsserver/dnssec"
 	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/zonekeys"
 )
 
 // signedConfig is testConfig with glb.example.com signed by keys, made
@@ -24,7 +24,7 @@ func signedConfig(t testing.TB, keys []pools.ZoneKey) *pools.Config {
 	cfg.Zones[0].DNSSEC.Enabled = true
 	if keys == nil {
 		var err error
-		if keys, err = dnssec.Ensure(cfg.Zones[0].Name, nil, time.Now()); err != nil {
+		if keys, err = zonekeys.Ensure(cfg.Zones[0].Name, nil, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -50,7 +50,7 @@ func newSignedServer(t testing.TB, reg prometheus.Registerer, keys []pools.ZoneK
 func dnskeys(t testing.TB, keys []pools.ZoneKey) map[uint16]*dns.DNSKEY {
 	out := map[uint16]*dns.DNSKEY{}
 	for _, k := range keys {
-		s, _, err := dnssec.PublicKey("glb.example.com", k, 300)
+		s, _, err := zonekeys.PublicKey("glb.example.com", k, 300)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,14 +344,14 @@ func TestSignedRolloverEveryStep(t *testing.T) {
 	}
 	old := keys[0].Tag
 	check("idle", keys, old, 1)
-	keys, _, err := dnssec.Rollover("glb.example.com", keys, now, 0, false)
+	keys, _, err := zonekeys.Rollover("glb.example.com", keys, now, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check("published", keys, old, 2)
-	keys, _, _ = dnssec.Rollover("glb.example.com", keys, now, 0, false)
+	keys, _, _ = zonekeys.Rollover("glb.example.com", keys, now, 0, false)
 	check("activated", keys, keys[1].Tag, 2)
-	keys, _, _ = dnssec.Rollover("glb.example.com", keys, now, 0, false)
+	keys, _, _ = zonekeys.Rollover("glb.example.com", keys, now, 0, false)
 	check("idle again", keys, keys[0].Tag, 1)
 }
 

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/glb-dns/glb/api"
-	"github.com/glb-dns/glb/dnsserver/dnssec"
 	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/zonekeys"
 )
 
 // ensureKeys gives every zone that turned DNSSEC on and has no active key
@@ -26,7 +26,7 @@ func (n *node) ensureKeys(ctx context.Context, cfg *pools.Config) {
 			continue
 		}
 		_, err := n.store.UpdateZoneKeys(ctx, z.ID, func(cur []pools.ZoneKey) ([]pools.ZoneKey, error) {
-			return dnssec.Ensure(z.Name, cur, time.Now())
+			return zonekeys.Ensure(z.Name, cur, time.Now())
 		})
 		if err != nil {
 			n.log.Warn("making the first DNSSEC key failed; the zone stays unsigned", "zone", z.Name, "err", err)

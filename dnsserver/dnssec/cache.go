@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/glb-dns/glb/zonekeys"
 )
 
 // Counter is the part of a Prometheus counter the cache uses.
@@ -149,7 +151,7 @@ func (c *Cache) sign(z *Zone, k *Key, owner []byte, tails [][]byte, now time.Tim
 	}
 	sig := &dns.RRSIG{
 		Hdr:       dns.RR_Header{Ttl: rrs[0].Header().Ttl},
-		Algorithm: Algorithm, KeyTag: k.Tag, SignerName: z.signerName,
+		Algorithm: zonekeys.Algorithm, KeyTag: k.Tag, SignerName: z.signerName,
 		Inception: uint32(now.Add(-p.Backdate).Unix()), Expiration: uint32(exp.Unix()),
 	}
 	if err := sig.Sign(k.signer, rrs); err != nil {

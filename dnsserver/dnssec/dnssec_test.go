@@ -1,7 +1,6 @@
 package dnssec
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/zonekeys"
 )
 
 const apex = "Signed.Example."
@@ -19,7 +19,7 @@ var t0 = time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
 
 func newZone(t testing.TB) (*Zone, []pools.ZoneKey) {
 	t.Helper()
-	keys, err := Ensure(apex, nil, t0)
+	keys, err := zonekeys.Ensure(apex, nil, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestKeyRoundTripAndDS(t *testing.T) {
 	if k.Algorithm != 13 || k.Flags != 257 || k.State != pools.KeyActive || k.PrivateKey == "" {
 		t.Fatalf("generated key %+v", k)
 	}
-	dnskey, ds, err := PublicKey(apex, k, 300)
+	dnskey, ds, err := zonekeys.PublicKey(apex, k, 300)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestKeyRoundTripAndDS(t *testing.T) {
 		t.Errorf("CDNSKEY %s, want the key", cdnskey)
 	}
 	bad := k
-	other, _ := Generate(apex, pools.KeyActive, t0)
+	other, _ := zonekeys.Generate(apex, pools.KeyActive, t0)
 	bad.PublicKey = other.PublicKey
 	if _, err := ParseKey(apex, bad); err == nil {
 		t.Error("a key whose public part is another key's parsed")
@@ -127,50 +127,31 @@ func TestKeyRoundTripAndDS(t *testing.T) {
 	}
 }
 
-func TestRolloverSteps(t *testing.T) {
-	keys, _ := Ensure(apex, nil, t0)
+// TestZoneAtEachRolloverStep: the signer reads each step of a rollover
+// as the zone must be served: both keys in the DNSKEY RRset throughout, the
+// old key signing until the new one is activated, CDS for the keys the
+// parent should hold.
+func TestZoneAtEachRolloverStep(t *testing.T) {
+	keys, _ := zonekeys.Ensure(apex, nil, t0)
 	old := keys[0]
-	if again, _ := Ensure(apex, keys, t0); len(again) != 1 {
-		t.Fatalf("Ensure added a key to a zone that has one: %d", len(again))
-	}
-	wait := 10 * time.Minute
-	_, _, err := Rollover(apex, keys, t0.Add(time.Minute), wait, false)
-	var early *TooEarlyError
-	if !errors.As(err, &early) || !early.After.Equal(t0.Add(wait)) {
-		t.Fatalf("rollover before the wait: %v, want TooEarlyError after %s", err, t0.Add(wait))
-	}
-	now := t0.Add(wait)
-	states := func(ks []pools.ZoneKey) string {
-		var s []string
-		for _, k := range ks {
-			s = append(s, fmt.Sprintf("%d:%s", k.Tag, k.State))
-		}
-		return strings.Join(s, " ")
-	}
-	keys, ph, err := Rollover(apex, keys, now, wait, false)
-	if err != nil || ph != PhasePublished || len(keys) != 2 || keys[0].State != pools.KeyActive || keys[1].State != pools.KeyPublished {
-		t.Fatalf("publish: %s %s %v", ph, states(keys), err)
+	keys, _, err := zonekeys.Rollover(apex, keys, t0, 0, true)
+	if err != nil {
+		t.Fatal(err)
 	}
 	newKey := keys[1]
 	z, err := NewZone(apex, 300, keys)
 	if err != nil || z.Active.Tag != old.Tag || len(z.All) != 2 || len(z.DNSKEY) != 2 || len(z.CDS) != 2 {
 		t.Fatalf("published zone: %v %+v", err, z)
 	}
-	if _, _, err := Rollover(apex, keys, now.Add(time.Second), wait, false); !errors.Is(err, ErrTooEarly) {
-		t.Fatalf("activate right after publish: %v, want too early", err)
-	}
-	now = now.Add(wait)
-	keys, ph, err = Rollover(apex, keys, now, wait, false)
-	if err != nil || ph != PhaseActivated || keys[0].State != pools.KeyRetired || keys[1].State != pools.KeyActive {
-		t.Fatalf("activate: %s %s %v", ph, states(keys), err)
-	}
+	keys, _, _ = zonekeys.Rollover(apex, keys, t0, 0, true)
 	z, _ = NewZone(apex, 300, keys)
 	if z.Active.Tag != newKey.Tag || len(z.DNSKEY) != 2 || len(z.CDS) != 1 {
 		t.Fatalf("activated zone: active %d, %d DNSKEY, %d CDS", z.Active.Tag, len(z.DNSKEY), len(z.CDS))
 	}
-	keys, ph, err = Rollover(apex, keys, now, wait, true)
-	if err != nil || ph != PhaseIdle || len(keys) != 1 || keys[0].ID != newKey.ID || keys[0].State != pools.KeyActive {
-		t.Fatalf("retire (forced): %s %s %v", ph, states(keys), err)
+	keys, _, _ = zonekeys.Rollover(apex, keys, t0, 0, true)
+	z, _ = NewZone(apex, 300, keys)
+	if z.Active.Tag != newKey.Tag || len(z.All) != 1 || len(z.DNSKEY) != 1 || len(z.CDS) != 1 {
+		t.Fatalf("idle zone: active %d, %d keys, %d DNSKEY, %d CDS", z.Active.Tag, len(z.All), len(z.DNSKEY), len(z.CDS))
 	}
 }
 

@@ -10,45 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/miekg/dns"
 
 	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/zonekeys"
 )
-
-// Algorithm is ECDSA P-256 with SHA-256 (RFC 6605): small keys and
-// signatures, so signed answers stay well within 1232 bytes.
-const Algorithm = dns.ECDSAP256SHA256
-
-// flagsCSK is a combined signing key: zone key and secure entry point.
-const flagsCSK = 257
-
-// Generate makes a new key for a zone apex in state st.
-func Generate(apex string, st pools.KeyState, now time.Time) (pools.ZoneKey, error) {
-	k := &dns.DNSKEY{
-		Hdr:   dns.RR_Header{Name: dns.Fqdn(strings.ToLower(apex)), Rrtype: dns.TypeDNSKEY, Class: dns.ClassINET},
-		Flags: flagsCSK, Protocol: 3, Algorithm: Algorithm,
-	}
-	priv, err := k.Generate(256)
-	if err != nil {
-		return pools.ZoneKey{}, fmt.Errorf("generate key: %w", err)
-	}
-	scalar := ""
-	for _, line := range strings.Split(k.PrivateKeyString(priv), "\n") {
-		if v, ok := strings.CutPrefix(line, "PrivateKey: "); ok {
-			scalar = v
-		}
-	}
-	if scalar == "" {
-		return pools.ZoneKey{}, fmt.Errorf("generate key: no private key in %s format", "BIND")
-	}
-	now = now.UTC()
-	return pools.ZoneKey{
-		ID: pools.NewID(), Role: pools.KeyRoleCSK, State: st, Algorithm: Algorithm, Flags: flagsCSK,
-		Tag: k.KeyTag(), PublicKey: k.PublicKey, PrivateKey: scalar, CreatedOn: now, StateSince: now,
-	}, nil
-}
 
 // Key is a parsed zone key, ready to sign.
 type Key struct {
@@ -63,8 +30,8 @@ type Key struct {
 
 // ParseKey reads a stored key for the zone apex.
 func ParseKey(apex string, zk pools.ZoneKey) (*Key, error) {
-	if zk.Algorithm != Algorithm {
-		return nil, fmt.Errorf("key %s: algorithm %d, want %d", zk.ID, zk.Algorithm, Algorithm)
+	if zk.Algorithm != zonekeys.Algorithm {
+		return nil, fmt.Errorf("key %s: algorithm %d, want %d", zk.ID, zk.Algorithm, zonekeys.Algorithm)
 	}
 	k := &dns.DNSKEY{
 		Hdr:   dns.RR_Header{Name: dns.Fqdn(strings.ToLower(apex)), Rrtype: dns.TypeDNSKEY, Class: dns.ClassINET},
@@ -110,26 +77,3 @@ func checkPublic(signer crypto.Signer, want string) error {
 
 // DNSKEY is the key's DNSKEY record (owner the apex, TTL 0).
 func (k *Key) DNSKEY() *dns.DNSKEY { return k.dnskey }
-
-// DS is the key's DS record with a SHA-256 digest, in presentation format,
-// as a parent takes it.
-func (k *Key) DS(ttl uint32) string {
-	ds := k.dnskey.ToDS(dns.SHA256)
-	ds.Hdr.Ttl = ttl
-	return ds.String()
-}
-
-// PublicKey returns the public parts of a stored key as DNSKEY and DS in
-// presentation format: what the API may show.
-func PublicKey(apex string, zk pools.ZoneKey, ttl uint32) (dnskey, ds string, err error) {
-	k := &dns.DNSKEY{
-		Hdr:   dns.RR_Header{Name: dns.Fqdn(strings.ToLower(apex)), Rrtype: dns.TypeDNSKEY, Class: dns.ClassINET, Ttl: ttl},
-		Flags: zk.Flags, Protocol: 3, Algorithm: zk.Algorithm, PublicKey: zk.PublicKey,
-	}
-	d := k.ToDS(dns.SHA256)
-	if d == nil {
-		return "", "", fmt.Errorf("key %s: public key does not parse", zk.ID)
-	}
-	d.Hdr.Ttl = ttl
-	return k.String(), d.String(), nil
-}

@@ -7,6 +7,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/zonekeys"
 )
 
 // Zone is what signing one zone needs, built once per snapshot: its keys
@@ -48,7 +49,7 @@ func NewZone(apex string, ttl uint32, stored []pools.ZoneKey) (*Zone, error) {
 			return nil, err
 		}
 		z.DNSKEY = append(z.DNSKEY, t)
-		if OfferedToParent(sk) {
+		if zonekeys.OfferedToParent(sk) {
 			cdnskey := d.ToCDNSKEY()
 			ds := d.ToDS(dns.SHA256)
 			ds.Hdr.Ttl = ttl
