@@ -1,8 +1,8 @@
 // Package dnssec signs glb's answers as they are given (online signing):
-// zone keys (ECDSA P-256, algorithm 13, one combined signing key per zone),
-// their DS, CDS and CDNSKEY, the rollover state machine, a bounded
-// signature cache keyed by RRset, and authenticated denial generated
-// online with the compact denial of existence of RFC 9824.
+// the zone's keys parsed for signing, the DNSKEY, CDS and CDNSKEY RRsets, a
+// bounded signature cache keyed by RRset, and authenticated denial
+// generated online with the compact denial of existence of RFC 9824. How
+// keys are made and rolled is zonekeys' job; this package only reads them.
 //
 // Signing and verification go through miekg/dns (RRSIG.Sign, DNSKEY.ToDS,
 // DNSKEY.Generate, DNSKEY.NewPrivateKey): the wire formats and the
