@@ -39,7 +39,7 @@ func TestStoreWarningsReachTheNodeLog(t *testing.T) {
 	defer conn.Close(ctx)
 	var cut int
 	err = conn.QueryRow(ctx, `select count(pg_terminate_backend(pid)) from pg_stat_activity
-		where application_name = $1`, postgres.ListenerApplicationName).Scan(&cut)
+		where application_name = $1 and datname = current_database()`, postgres.ListenerApplicationName).Scan(&cut)
 	if err != nil || cut != 1 {
 		t.Fatalf("terminate the listener: %d cut, %v", cut, err)
 	}
