@@ -94,7 +94,7 @@ func TestExtendedDNSErrorFailOpen(t *testing.T) {
 			t.Fatal(err)
 		}
 		nets, _ := geodata.NewNetworks(cfg.Networks)
-		snap, err := Compile(st, GeoLocator{Networks: nets})
+		snap, err := Compile(st, geodata.Locator{Networks: nets})
 		if err != nil {
 			t.Fatal(err)
 		}
