@@ -85,7 +85,7 @@ func (z *Zone) Validate(refs References) error {
 		}
 		if msg := checkRecordContent(r.Type, r.Content); msg != "" {
 			if msg == errUnknownType {
-				e.add(p+".type", "unsupported type %q (A, AAAA, CNAME, TXT, MX, CAA, NS, DS)", r.Type)
+				e.add(p+".type", "unsupported type %q (A, AAAA, CNAME, TXT, MX, CAA, NS, DS, SRV, SVCB, HTTPS)", r.Type)
 			} else {
 				e.add(p+".content", "%s", msg)
 			}
@@ -122,6 +122,10 @@ func checkRecordContent(typ, content string) string {
 		}
 	case "DS":
 		return checkDS(content)
+	case "SRV":
+		return checkSRV(content)
+	case "SVCB", "HTTPS":
+		return checkSVCB(content)
 	case "TXT":
 		if content == "" {
 			return "must not be empty"

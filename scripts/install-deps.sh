@@ -3,14 +3,15 @@
 # besides Go itself (1.26 or newer, from https://go.dev/dl/):
 #   make, gcc      make build / make test (the race detector needs cgo)
 #   git            go build stamps the commit into the binary
-#   dig            the end-to-end DNS tests (bind9-dnsutils)
+#   dig            the end-to-end DNS tests (bind9-dnsutils; also nsupdate, delv)
+#   kdig           a second parser of every record type (knot-dnsutils)
 #   postgresql     server binaries: the tests start a throwaway cluster of
 #                  their own when no server accepts them (see README)
 #   chromium, chromedriver   the console's browser tests
 # Run as root (sudo scripts/install-deps.sh). Nothing is configured.
 set -eu
 
-pkgs="make gcc libc6-dev git bind9-dnsutils postgresql"
+pkgs="make gcc libc6-dev git bind9-dnsutils knot-dnsutils postgresql"
 . /etc/os-release
 case "${ID:-}" in
 ubuntu) pkgs="$pkgs chromium-browser chromium-chromedriver" ;;
