@@ -76,9 +76,6 @@ func (n *node) rrset(t uint16) *rrset {
 	return nil
 }
 
-// Steering returns the steering snapshot this one was compiled from.
-func (s *Snapshot) Steering() *steering.Snapshot { return s.steer }
-
 // Compile builds the DNS snapshot of a steering snapshot. loc may be nil:
 // every client is then of unknown location. It fails on a record that does
 // not parse or lies outside its zone; the caller keeps its last good one.

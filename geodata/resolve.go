@@ -8,7 +8,7 @@ import (
 var unknown = Location{Prefix: -1}
 
 // Resolve locates a client subnet: an EDNS Client Subnet, or a single
-// resolver address as a full-length prefix (see ResolveAddr). The subnet's
+// resolver address as a full-length prefix. The subnet's
 // first address is looked up in the operator networks and in the GeoIP
 // database; a network overrides GeoIP for the fields it sets.
 //
@@ -79,14 +79,4 @@ func (r *Resolver) Resolve(client netip.Prefix, nets *Networks) Location {
 	}
 	loc.Prefix = min(prefix, client.Bits())
 	return loc
-}
-
-// ResolveAddr locates a single address: the resolver's source address
-// when the query carries no usable ECS option.
-func (r *Resolver) ResolveAddr(addr netip.Addr, nets *Networks) Location {
-	if !addr.IsValid() {
-		return unknown
-	}
-	addr = addr.Unmap()
-	return r.Resolve(netip.PrefixFrom(addr, addr.BitLen()), nets)
 }

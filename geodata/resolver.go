@@ -168,12 +168,6 @@ func sameFile(a, b os.FileInfo) bool {
 	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
-// Loads counts the databases loaded and the files rejected since start,
-// for metrics.
-func (r *Resolver) Loads() (loaded, rejected uint64) {
-	return r.loads.Load(), r.rejections.Load()
-}
-
 // Info describes the (first) database in use; false when there is none.
 func (r *Resolver) Info() (DatabaseInfo, bool) {
 	all := r.Databases()

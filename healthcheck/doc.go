@@ -10,8 +10,8 @@
 // with what changed since its last publication (pools.HealthUpdate; see
 // Follower). A Tally folds every node's updates into the agreed
 // pools.Health: a majority of nodes within a region, then a majority of
-// the pool's check regions, recombining only what changed. Combine states
-// the same rules over whole views.
+// the pool's check regions, recombining only what changed (votes.go states
+// the rules).
 //
 // Wiring, in outline:
 //

@@ -16,12 +16,12 @@ import (
 // the pools it changes. Health shares every other pool with the previous
 // result.
 //
-// The rules are Combine's, with one difference that publishing changes
+// The rules are decide's (votes.go), with one difference that publishing changes
 // brings: an entry is fresh while its node's heartbeat is (younger than 3
 // check periods of the pool's monitor), not by a time of its own. A node
 // withdraws an origin it has not checked for that long (Follower), so the
-// result equals Combine over the views the updates add up to, each entry
-// checked at its node's heartbeat.
+// result equals the rules applied to the whole views the updates add up
+// to, each entry checked at its node's heartbeat (Combine, in the tests).
 //
 // A Tally is not safe for concurrent use.
 type Tally struct {

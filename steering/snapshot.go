@@ -199,10 +199,6 @@ func (s *Snapshot) Origin(i int32) *Origin {
 	return &s.pools[p].origins[j]
 }
 
-// NumOrigins is the size of the global origin index: indices below it
-// for which Origin is not nil name origins.
-func (s *Snapshot) NumOrigins() int { return len(s.pools) * originStride }
-
 // PoolOrigins returns the global index of the first origin of pool i and
 // how many origins it has.
 func (s *Snapshot) PoolOrigins(i int32) (first int32, n int) {

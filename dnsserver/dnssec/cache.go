@@ -78,9 +78,6 @@ func NewCache(entries int, pol Policy, c Counters) *Cache {
 	}
 }
 
-// Slots is the cache's capacity in signatures.
-func (c *Cache) Slots() int { return len(c.slots) }
-
 const mix = 0x9e3779b97f4a7c15
 
 // key hashes (signing key, owner, records); the record hashes are summed

@@ -9,72 +9,7 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// Combine folds every node's published view into the health that all nodes
-// agree on. Given the same inputs every node computes the same result, so
-// that DNS answers do not depend on which node a resolver asks. views
-// should hold the latest view of each node, this node's own included
-// (when a node appears twice, the most recently published view counts).
-//
-// The rules, per origin of a pool whose monitor exists:
-//
-//   - Only fresh entries vote: checked within 3 × the monitor's check
-//     period, the period being the interval or, when longer, the time one
-//     check can take (timeout × (retries + 1)); without that allowance an
-//     origin that hangs every attempt would go stale and so count as
-//     healthy.
-//   - Within a region, the region says healthy when a strict majority of
-//     its fresh nodes do.
-//   - Across regions, only the pool's check_regions vote (every region
-//     that reports, when the list is empty); of those that report, a
-//     strict majority must say healthy. A tie is unhealthy: SPEC §3 asks
-//     for a majority saying so, and 1 of 2 is not one.
-//   - No fresh entry from a voting region: no entry in the result, which
-//     steering reads as healthy (no result yet).
-//
-// Pools without a monitor get no entries: they are always healthy.
-//
-// Combine works from whole views, each entry fresh by its own CheckedAt;
-// a node follows the stores' changes with a Tally instead, which applies
-// the same rules and recombines only what changed.
-//
-// RTT[{pool, region}] is the mean, over the pool's origins that are
-// healthy in the result, of the smoothed RTTs that region's nodes report
-// for them (fresh, healthy entries only, averaged per origin first). Every
-// reporting region measures, whatever check_regions says: latency from a
-// region is useful to dynamic_latency steering even where it does not vote.
-func Combine(cfg *pools.Config, views []pools.NodeHealth, now time.Time) *pools.Health {
-	out := map[string]*pools.PoolHealth{}
-	if cfg == nil {
-		return pools.NewHealth(nil, nil)
-	}
-	entries := indexViews(views)
-	for id, r := range poolRules(cfg) {
-		var fresh []entry
-		ph := &pools.PoolHealth{Origins: map[string]pools.OriginHealth{}, RTT: map[string]time.Duration{}}
-		var rtt rttMean
-		for _, name := range r.origins {
-			fresh = fresh[:0]
-			for _, e := range entries[pools.OriginKey{Pool: id, Origin: name}] {
-				if now.Sub(e.state.CheckedAt) < r.window {
-					fresh = append(fresh, e)
-				}
-			}
-			oh, ok := decide(fresh, r.voting)
-			if !ok {
-				continue
-			}
-			ph.Origins[name] = oh
-			if oh.Healthy {
-				rtt.add(originRTT(fresh))
-			}
-		}
-		rtt.into(ph.RTT)
-		out[id] = ph
-	}
-	return (*pools.Health)(nil).With(out)
-}
-
-// poolRule is what Combine needs of a monitored pool.
+// poolRule is what the vote needs of a monitored pool.
 type poolRule struct {
 	window  time.Duration   // 3 × the monitor's check period
 	voting  map[string]bool // check_regions; empty: every region votes
@@ -83,13 +18,6 @@ type poolRule struct {
 	// rev and modified identify the pool's version, window the monitor's.
 	rev      int64
 	modified time.Time
-}
-
-// poolRules lists the rules of every pool whose monitor exists.
-func poolRules(cfg *pools.Config) map[string]*poolRule {
-	out := map[string]*poolRule{}
-	monitoredPools(cfg, func(p *pools.Pool, m *pools.Monitor) { out[p.ID] = newPoolRule(p, m) })
-	return out
 }
 
 // monitoredPools calls fn with every pool whose monitor exists.
@@ -148,33 +76,6 @@ type entry struct {
 	state        pools.OriginState
 }
 
-// indexViews groups entries by origin, one view per node (the latest
-// published), in node order so that reasons are chosen the same way on
-// every node.
-func indexViews(views []pools.NodeHealth) map[pools.OriginKey][]entry {
-	latest := map[string]*pools.NodeHealth{}
-	for i := range views {
-		v := &views[i]
-		if cur, ok := latest[v.Node]; !ok || v.Published.After(cur.Published) {
-			latest[v.Node] = v
-		}
-	}
-	nodes := make([]string, 0, len(latest))
-	for n := range latest {
-		nodes = append(nodes, n)
-	}
-	slices.Sort(nodes)
-	out := map[pools.OriginKey][]entry{}
-	for _, n := range nodes {
-		v := latest[n]
-		for _, s := range v.Origins {
-			k := pools.OriginKey{Pool: s.Pool, Origin: s.Origin}
-			out[k] = append(out[k], entry{node: v.Node, region: v.Region, state: s})
-		}
-	}
-	return out
-}
-
 // checkPeriod is how often a pair's result is renewed at the slowest: the
 // interval, or a check that times out on every attempt when that is longer.
 func checkPeriod(m *pools.Monitor) time.Duration {
@@ -188,8 +89,32 @@ type regionVote struct {
 	reason         string // first unhealthy node's, in node order
 }
 
-// decide applies the two majorities to one origin's fresh entries; ok is
-// false when no voting region reports.
+// decide applies the rules of agreed health to one origin's fresh entries;
+// ok is false when no voting region reports. Given the same inputs every
+// node computes the same result, so that DNS answers do not depend on
+// which node a resolver asks. The rules, per origin of a pool whose monitor
+// exists:
+//
+//   - Only fresh entries vote: checked within 3 × the monitor's check
+//     period, the period being the interval or, when longer, the time one
+//     check can take (timeout × (retries + 1)); without that allowance an
+//     origin that hangs every attempt would go stale and so count as
+//     healthy.
+//   - Within a region, the region says healthy when a strict majority of
+//     its fresh nodes do.
+//   - Across regions, only the pool's check_regions vote (every region
+//     that reports, when the list is empty); of those that report, a
+//     strict majority must say healthy. A tie is unhealthy: SPEC §3 asks
+//     for a majority saying so, and 1 of 2 is not one.
+//   - No fresh entry from a voting region: no entry in the result, which
+//     steering reads as healthy (no result yet).
+//
+// Pools without a monitor get no entries: they are always healthy. The
+// RTT of a pool per region is the mean, over the pool's origins healthy in
+// the result, of the smoothed RTTs that region's nodes report for them
+// (fresh, healthy entries only, averaged per origin first; originRTT). Every
+// reporting region measures, whatever check_regions says: latency from a
+// region is useful to dynamic_latency steering even where it does not vote.
 func decide(fresh []entry, voting map[string]bool) (pools.OriginHealth, bool) {
 	regions := map[string]*regionVote{}
 	for _, e := range fresh {
