@@ -3,7 +3,7 @@
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 PKGS := ./...
 
-.PHONY: all build run test vet fmt bench bench-dns fuzz clean check-deploy
+.PHONY: all build run test vet fmt bench bench-dns fuzz clean check-deploy lab
 
 all: build
 
@@ -46,6 +46,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzUpdate$$' -fuzztime $(FUZZTIME) ./dnsserver/
 	$(GO) test -run '^$$' -fuzz '^FuzzHandlePacket$$' -fuzztime $(FUZZTIME) ./dnsserver/
 	$(GO) test -run '^$$' -fuzz '^FuzzAPIWrite$$' -fuzztime $(FUZZTIME) ./api/
+
+# The fault lab (root): three regions in network namespaces, PostgreSQL,
+# a client, and the drills of docs/resilience.md; DRILLS=2 runs one alone.
+DRILLS ?= all
+lab: build
+	$(GO) build -o bin/lab ./lab
+	bin/lab -glbd bin/glbd -drills $(DRILLS)
 
 fmt:
 	gofmt -w .

@@ -8,10 +8,11 @@
 #   postgresql     server binaries: the tests start a throwaway cluster of
 #                  their own when no server accepts them (see README)
 #   chromium, chromedriver   the console's browser tests
+#   iproute2, nftables       the fault lab (lab/, make lab): namespaces, veth, cut paths
 # Run as root (sudo scripts/install-deps.sh). Nothing is configured.
 set -eu
 
-pkgs="make gcc libc6-dev git bind9-dnsutils knot-dnsutils postgresql"
+pkgs="make gcc libc6-dev git bind9-dnsutils knot-dnsutils postgresql iproute2 nftables"
 . /etc/os-release
 case "${ID:-}" in
 ubuntu) pkgs="$pkgs chromium-browser chromium-chromedriver" ;;

@@ -1,0 +1,598 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// result is what one drill measured.
+type result struct {
+	n        int
+	title    string
+	measures []measure
+	counts   counts
+	// zeroWrong: the drill passes only with no wrong answer; noneLost:
+	// also with every query answered.
+	zeroWrong, noneLost bool
+	err                 error // the drill could not be carried out
+	pass                bool
+}
+
+// measure is one figure against its bound.
+type measure struct {
+	what  string
+	value time.Duration
+	bound time.Duration // 0: reported, not bounded
+	note  string
+}
+
+func (m measure) ok() bool { return m.bound == 0 || (m.value > 0 && m.value <= m.bound) }
+
+func (r *result) add(what string, value, bound time.Duration, note string) {
+	r.measures = append(r.measures, measure{what: what, value: value, bound: bound, note: note})
+}
+
+func (r *result) decide() {
+	r.pass = r.err == nil
+	for _, m := range r.measures {
+		r.pass = r.pass && m.ok()
+	}
+	if r.zeroWrong && r.counts.wrong > 0 {
+		r.pass = false
+	}
+	if r.noneLost && r.counts.answered != r.counts.sent {
+		r.pass = false
+	}
+}
+
+func (l *lab) report(r result) {
+	for _, m := range r.measures {
+		verdict := "ok"
+		switch {
+		case m.bound == 0:
+			verdict = "reported"
+		case !m.ok():
+			verdict = "FAIL"
+		}
+		v := "never"
+		if m.value > 0 {
+			v = m.value.Round(time.Millisecond).String()
+		}
+		b := ""
+		if m.bound > 0 {
+			b = " (bound " + m.bound.String() + ")"
+		}
+		note := ""
+		if m.note != "" {
+			note = "; " + m.note
+		}
+		l.logf("  %s: %s%s %s%s", m.what, v, b, verdict, note)
+	}
+	var want []string
+	if r.zeroWrong {
+		want = append(want, "0 wrong")
+	}
+	if r.noneLost {
+		want = append(want, "none lost")
+	}
+	bound := ""
+	if len(want) > 0 {
+		bound = " (bound: " + strings.Join(want, ", ") + ")"
+	}
+	l.logf("  %s%s", r.counts, bound)
+	for _, e := range r.counts.examples {
+		l.logf("    wrong: %s", e)
+	}
+	if r.err != nil {
+		l.logf("  error: %v", r.err)
+	}
+	verdict := "PASS"
+	if !r.pass {
+		verdict = "FAIL"
+	}
+	l.logf("drill %d: %s", r.n, verdict)
+}
+
+// drill is one of the lab's drills.
+type drill struct {
+	title string
+	run   func(*lab) result
+}
+
+var drillFuncs = []drill{
+	{"a region's origins all fail: every node answers from the next pool", (*lab).drillRegionFails},
+	{"one node loses its path to one region's origins: no false failover", (*lab).drillPartialPartition},
+	{"a node is cut from PostgreSQL: it keeps answering; a write meanwhile reaches it after the heal", (*lab).drillNodeCutFromStore},
+	{"PostgreSQL restarts: every node reconnects and catches up, no answer lost", (*lab).drillStoreRestart},
+	{"dynamic latency: nearest pool per client region, a swapped table followed", (*lab).drillDynamicLatency},
+	{"a node dies and restarts from its last good file while PostgreSQL is down", (*lab).drillRestartFromLastGood},
+}
+
+// Derived bounds. period is how long a check can take to renew a result
+// (the monitor's interval, or its timeout when longer); votes go stale
+// after three.
+func (l *lab) sec(n int) time.Duration { return time.Duration(n) * time.Second }
+func (l *lab) period() time.Duration  { return l.sec(max(l.interval, l.timeout)) }
+func (l *lab) stale() time.Duration   { return 3 * l.period() }
+
+// detectBound: a state change is seen by every node within the checks
+// that make it (consecutive × interval), one attempt's timeout, and a
+// second for the publication and the others' reading of it.
+func (l *lab) detectBound(consecutive int) time.Duration {
+	return l.sec(l.interval*consecutive+l.timeout) + time.Second
+}
+
+// propagation: a write reaches every node by NOTIFY at once, by the
+// revision poll (every 2 s) at worst; a second more for the read and
+// compile on a machine shared with others.
+const propagation = 3 * time.Second
+
+// waitFor polls cond until it holds or within passes.
+func waitFor(within time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(within)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// followed is, over every node and the queries matching which, the
+// longest time from `from` until the node answered good for good; 0 when
+// some node never did.
+func (l *lab) followed(from time.Time, which func(query) bool, good func(n int, q query, answer string) bool) time.Duration {
+	var worst time.Duration
+	for n := range regions {
+		at := l.client.settledSince(from, n, which, func(q query, a string) bool { return good(n, q, a) })
+		if at.IsZero() {
+			return 0
+		}
+		worst = max(worst, max(at.Sub(from), time.Millisecond))
+	}
+	return worst
+}
+
+func inWorld(w world) func(int, query, string) bool {
+	return func(_ int, q query, a string) bool { return contains(w.expect(q), a) }
+}
+
+func isKind(kinds ...int) func(query) bool {
+	return func(q query) bool {
+		for _, k := range kinds {
+			if q.kind == k {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// Drill 1. Every origin of WEU (the first pool of www) answers 503. Each
+// node sees it after consecutive_down checks; the region majority
+// agrees once two regions' results are read; www moves to ENAM, and
+// near for WEU's clients to their next nearest. Then the origins
+// recover and everything moves back.
+func (l *lab) drillRegionFails() result {
+	r := result{zeroWrong: true}
+	base := l.base()
+	var tl timeline
+	start := time.Now()
+	tl.add(start, 0, everywhere(base))
+	down := base
+	down.down[0] = true
+	bound := l.detectBound(consecutiveDown)
+
+	l.origins.failing[0].Store(true)
+	tFail := time.Now()
+	tl.add(tFail, bound, everywhere(down))
+	waitFor(bound+l.sec(5*l.interval), func() bool {
+		return l.followed(tFail, isKind(qFailover, qNearest), inWorld(down)) > 0
+	})
+	r.add("failover (www from WEU's pool to ENAM's on every node)", l.followed(tFail, isKind(qFailover), inWorld(down)), bound,
+		fmt.Sprintf("interval %ds × consecutive_down %d + timeout %ds + 1 s", l.interval, consecutiveDown, l.timeout))
+	r.add("near for WEU's clients to their next nearest, every node", l.followed(tFail, isKind(qNearest), inWorld(down)), bound, "")
+
+	l.origins.failing[0].Store(false)
+	tUp := time.Now()
+	upBound := l.detectBound(consecutiveUp)
+	tl.add(tUp, upBound, everywhere(base))
+	if err := l.settle(base, upBound+l.sec(5*l.interval)); err != nil {
+		r.err = err
+	}
+	r.add("recovery (www back to WEU's pool on every node)", l.followed(tUp, isKind(qFailover), inWorld(base)), upBound,
+		fmt.Sprintf("interval × consecutive_up %d + timeout + 1 s", consecutiveUp))
+	r.counts = l.client.judge(start, &tl)
+	r.decide()
+	return r
+}
+
+// cut installs an nftables table in a namespace; heal removes it.
+const cutTable = "glblab"
+
+func (l *lab) cut(ns string, chains string) error {
+	return nft(ns, "table inet "+cutTable+" {\n"+chains+"\n}\n")
+}
+
+func (l *lab) heal(ns string) error {
+	return sh("", "ip", "netns", "exec", ns, "nft", "delete", "table", "inet", cutTable)
+}
+
+// ownChecks reads, from node n's API, whether node n's own checks find
+// every origin of pool healthy (up) or every one unhealthy (!up).
+func (l *lab) ownChecks(n *node, pool string, up bool) bool {
+	var ph poolChecks
+	if err := l.api.call(n, "GET", "/api/v1/pools/"+pool+"/health", nil, &ph); err != nil {
+		return false
+	}
+	for _, o := range ph.Origins {
+		seen := false
+		for _, c := range o.Checks {
+			if c.Node == n.name {
+				seen = c.Healthy == up
+			}
+		}
+		if !seen {
+			return false
+		}
+	}
+	return len(ph.Origins) > 0
+}
+
+// Drill 2. WEU's node loses its path to ENAM's origins (its packets to
+// them are dropped), nothing else. Its own checks fail and it votes
+// them down; ENAM and NEAS still find them up, two regions of three, so
+// every node keeps them up: nothing changes in any answer. The cut is
+// held past the time a real failover takes (drill 1's bound) after WEU
+// has seen the origins down.
+func (l *lab) drillPartialPartition() result {
+	r := result{zeroWrong: true}
+	base := l.base()
+	var tl timeline
+	start := time.Now()
+	tl.add(start, 0, everywhere(base))
+	weu := l.nodes[0]
+	var targets []string
+	for j := range originsPerRegion {
+		targets = append(targets, originAddr(1, j).String())
+	}
+	if err := l.cut(l.regionNS(0), "chain out { type filter hook output priority 0; ip daddr { "+strings.Join(targets, ", ")+" } drop; }"); err != nil {
+		r.err = err
+		r.decide()
+		return r
+	}
+	tCut := time.Now()
+	bound := l.detectBound(consecutiveDown)
+	seen := waitFor(bound+l.sec(l.interval), func() bool { return l.ownChecks(weu, "enam", false) })
+	var took time.Duration
+	if seen {
+		took = time.Since(tCut)
+		time.Sleep(bound) // what a false failover would need to show
+	}
+	r.add("WEU's own checks of ENAM's origins fail after the cut", took, bound+l.sec(l.interval), "the cut works")
+	held := time.Since(tCut)
+	if err := l.heal(l.regionNS(0)); err != nil {
+		r.err = err
+	}
+	tHeal := time.Now()
+	back := waitFor(l.detectBound(consecutiveUp)+l.sec(l.interval), func() bool { return l.ownChecks(weu, "enam", true) })
+	var backIn time.Duration
+	if back {
+		backIn = time.Since(tHeal)
+	}
+	r.add("cut held", held, 0, "no false failover in the answers meanwhile")
+	r.add("WEU's own checks of ENAM's origins pass after the heal", backIn, l.detectBound(consecutiveUp)+l.sec(l.interval), "")
+	if err := l.settle(base, l.sec(5*l.interval)); err != nil && r.err == nil {
+		r.err = err
+	}
+	r.counts = l.client.judge(start, &tl)
+	r.decide()
+	return r
+}
+
+// Drill 3. NEAS's node is cut from PostgreSQL (packets both ways
+// dropped). It keeps answering from its snapshot. A write is made
+// through WEU meanwhile: WEU and ENAM answer it within the propagation
+// bound; NEAS answers the old record until the heal, then the new one
+// within 2 s. The cut outlasts the vote window (3 check periods), so
+// NEAS goes on its own checks alone and the others drop NEAS's votes
+// and RTTs: answers that follow from that count as correct.
+func (l *lab) drillNodeCutFromStore() result {
+	r := result{zeroWrong: true}
+	base := l.base()
+	var tl timeline
+	start := time.Now()
+	tl.add(start, 0, everywhere(base))
+	const victim = 2
+	cutWorlds := func(w world) [3][]world {
+		var ws [3][]world
+		for n := range regions {
+			alone := w
+			if n == victim {
+				alone.sees = seesOnly(victim)
+			} else {
+				alone.sees[victim] = false
+			}
+			ws[n] = []world{w, alone}
+		}
+		return ws
+	}
+	ns := l.regionNS(victim)
+	if err := l.cut(ns, "chain out { type filter hook output priority 0; ip daddr "+pgAddr.String()+" drop; }\n"+
+		"chain in { type filter hook input priority 0; ip saddr "+pgAddr.String()+" drop; }"); err != nil {
+		r.err = err
+		r.decide()
+		return r
+	}
+	tCut := time.Now()
+	tl.add(tCut, 0, cutWorlds(base))
+	time.Sleep(time.Second)
+	newRev := l.ids.rev + 1
+	tWrite, err := l.setRev(l.nodes[0], newRev, 10*time.Second)
+	if err != nil {
+		r.err = err
+	}
+	written := base
+	written.rev = revAddr(newRev)
+	ws := cutWorlds(written)
+	ws[victim] = cutWorlds(base)[victim]
+	tl.add(tWrite, propagation, ws)
+	others := func(q query) bool { return q.kind == qRev }
+	reached := func() time.Duration {
+		var worst time.Duration
+		for n := range regions {
+			if n == victim {
+				continue
+			}
+			at := l.client.settledSince(tWrite, n, others, func(q query, a string) bool { return a == written.rev })
+			if at.IsZero() {
+				return 0
+			}
+			worst = max(worst, at.Sub(tWrite), time.Millisecond)
+		}
+		return worst
+	}
+	waitFor(propagation+time.Second, func() bool { return reached() > 0 })
+	worst := reached()
+	r.add("the write reaches the nodes still on the store", worst, propagation, "")
+	// Hold past the vote window, so that NEAS runs on its own votes.
+	if rest := tCut.Add(l.stale() + 2*time.Second).Sub(time.Now()); rest > 0 {
+		time.Sleep(rest)
+	}
+	held := time.Since(tCut)
+	if err := l.heal(ns); err != nil {
+		r.err = err
+	}
+	tHeal := time.Now()
+	const healBound = 2 * time.Second
+	// After the heal, NEAS has the new record within the bound; votes and
+	// RTTs come back within a publication and a read.
+	tl.add(tHeal, healBound, cutWorlds(written))
+	tl.add(tHeal.Add(l.period()+propagation), 0, everywhere(written))
+	waitFor(healBound+l.sec(l.interval), func() bool {
+		return !l.client.settledSince(tHeal, victim, others, func(q query, a string) bool { return a == written.rev }).IsZero()
+	})
+	at := l.client.settledSince(tHeal, victim, others, func(q query, a string) bool { return a == written.rev })
+	var healed time.Duration
+	if !at.IsZero() {
+		healed = max(at.Sub(tHeal), time.Millisecond)
+	}
+	r.add("cut held", held, 0, fmt.Sprintf("past the vote window of 3 × %v", l.period()))
+	r.add("the write reaches NEAS after the heal", healed, healBound, "")
+	if err := l.settle(written, l.period()+propagation+l.sec(5*l.interval)); err != nil && r.err == nil {
+		r.err = err
+	}
+	r.counts = l.client.judge(start, &tl)
+	// NEAS must have kept answering throughout.
+	for _, s := range l.client.since(tCut) {
+		if s.node == victim && s.at.Before(tHeal) && s.answer == "" {
+			r.err = fmt.Errorf("NEAS left a query unanswered while cut (at %s)", s.at.Format("15:04:05.000"))
+			break
+		}
+	}
+	r.decide()
+	return r
+}
+
+// Drill 4. PostgreSQL stops (fast shutdown: every session ended) and
+// starts again. DNS on every node answers throughout; once it is back,
+// a write through ENAM is accepted and reaches every node, and every
+// node publishes its health again (its heartbeat is fresh).
+func (l *lab) drillStoreRestart() result {
+	r := result{zeroWrong: true, noneLost: true}
+	base := l.base()
+	var tl timeline
+	start := time.Now()
+	tl.add(start, 0, everywhere(base))
+	lonely := func(w world) [3][]world {
+		var ws [3][]world
+		for n := range regions {
+			alone := w
+			alone.sees = seesOnly(n)
+			ws[n] = []world{w, alone}
+		}
+		return ws
+	}
+	tStop := time.Now()
+	tl.add(tStop, 0, lonely(base))
+	l.pg.stop()
+	if err := l.pg.start(); err != nil {
+		r.err = err
+		r.decide()
+		return r
+	}
+	tUp := time.Now()
+	r.add("PostgreSQL down (stop to accepting connections)", tUp.Sub(tStop), 0, "")
+	newRev := l.ids.rev + 1
+	tWrite, err := l.setRev(l.nodes[1], newRev, 30*time.Second)
+	if err != nil {
+		r.err = err
+	}
+	r.add("first write accepted after the restart", time.Since(tUp), 0, "through ENAM's API")
+	written := base
+	written.rev = revAddr(newRev)
+	tl.add(tWrite, propagation, lonely(written))
+	waitFor(propagation+time.Second, func() bool {
+		return l.followed(tWrite, isKind(qRev), inWorld(written)) > 0
+	})
+	r.add("the write reaches every node", l.followed(tWrite, isKind(qRev), inWorld(written)), propagation, "")
+	// Every node publishes again: its heartbeat, as WEU reads it, is
+	// younger than one period plus the read.
+	fresh := func() bool {
+		var ph poolChecks
+		if err := l.api.call(l.nodes[0], "GET", "/api/v1/pools/weu/health", nil, &ph); err != nil || len(ph.Origins) == 0 {
+			return false
+		}
+		got := map[string]bool{}
+		for _, c := range ph.Origins[0].Checks {
+			if time.Duration(c.PublishedAgeSeconds*float64(time.Second)) < l.period()+time.Second {
+				got[c.Node] = true
+			}
+		}
+		return len(got) == len(regions)
+	}
+	beatBound := l.period() + propagation
+	var beats time.Duration
+	if waitFor(beatBound, fresh) {
+		beats = max(time.Since(tWrite), time.Millisecond)
+	}
+	r.add("every node's heartbeat fresh, after the first write", beats, beatBound, "a publication cadence and a read")
+	tl.add(later(tWrite, tUp.Add(l.stale()+propagation)), 0, everywhere(written))
+	if err := l.settle(written, l.stale()+propagation); err != nil && r.err == nil {
+		r.err = err
+	}
+	r.counts = l.client.judge(start, &tl)
+	r.decide()
+	return r
+}
+
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// Drill 5. Each region's clients get their nearest pool on every node
+// (the geography table, as settled before the drill). Then the origins'
+// delays rotate: every region's nearest origins become the next
+// region's. Every node must follow within two check intervals (the
+// check that sees the new delay, the publication cadence), the delay of
+// the check itself, and the second in which nodes read each other's
+// health. The way back is reported: the smoothing needs six checks.
+func (l *lab) drillDynamicLatency() result {
+	r := result{zeroWrong: true}
+	base := l.base()
+	var tl timeline
+	start := time.Now()
+	tl.add(start, 0, everywhere(base))
+	near := isKind(qNearest)
+	// Before: the last second of answers all nearest.
+	r.add("nearest pool per client region on every node, before", l.followed(start.Add(-time.Second), near, inWorld(base)), time.Second+clientPeriod, "settled before the drill")
+	swapped := base
+	swapped.table = rotated
+	l.origins.setTable(rotated)
+	tSwap := time.Now()
+	bound := 2*l.sec(l.interval) + 400*time.Millisecond + time.Second
+	tl.add(tSwap, bound, everywhere(swapped))
+	waitFor(bound+l.sec(3*l.interval), func() bool { return l.followed(tSwap, near, inWorld(swapped)) > 0 })
+	r.add("rotated table followed by every node, every client region", l.followed(tSwap, near, inWorld(swapped)), bound,
+		fmt.Sprintf("2 × interval %ds + the check's 400 ms + 1 s health read", l.interval))
+	l.origins.setTable(geography)
+	tBack := time.Now()
+	backBound := 8*l.sec(l.interval) + 2*time.Second
+	tl.add(tBack, backBound, everywhere(base))
+	if err := l.settle(base, backBound+l.sec(2*l.interval)); err != nil {
+		r.err = err
+	}
+	r.add("geography table followed again", l.followed(tBack, near, inWorld(base)), 0, "six checks of smoothing, unbounded")
+	r.counts = l.client.judge(start, &tl)
+	r.decide()
+	return r
+}
+
+// Drill 6. PostgreSQL stops; ENAM's node is killed (SIGKILL) and started
+// again. It tries the store for 5 s, then answers from its last good
+// file, the same answers as before. PostgreSQL comes back; a write
+// reaches every node, ENAM included.
+func (l *lab) drillRestartFromLastGood() result {
+	r := result{zeroWrong: true}
+	base := l.base()
+	var tl timeline
+	start := time.Now()
+	tl.add(start, 0, everywhere(base))
+	const victim = 1
+	worlds := func(w world, fresh bool) [3][]world {
+		var ws [3][]world
+		for n := range regions {
+			alone := w
+			alone.sees = seesOnly(n)
+			ws[n] = []world{w, alone}
+			if n == victim && fresh {
+				blind := w
+				blind.sees = [3]bool{} // no RTT yet: configured order
+				ws[n] = []world{blind, alone}
+			}
+		}
+		return ws
+	}
+	tStop := time.Now()
+	tl.add(tStop, 0, worlds(base, false))
+	l.pg.stop()
+	v := l.nodes[victim]
+	v.kill()
+	tStart := time.Now()
+	tl.add(tStart, 0, worlds(base, true))
+	if err := v.start(); err != nil {
+		r.err = err
+		r.decide()
+		return r
+	}
+	// storeProbe (5 s) in cmd/glbd, then the file; a second to start.
+	const firstBound = 6 * time.Second
+	var first time.Duration
+	if waitFor(firstBound+5*time.Second, func() bool {
+		for _, s := range l.client.since(tStart) {
+			if s.node == victim && s.answer != "" && !strings.Contains(s.answer, "(") {
+				first = s.at.Sub(tStart)
+				return true
+			}
+		}
+		return false
+	}) {
+		r.add("ENAM answers again, from its last good file", first, firstBound, "the store probe's 5 s + 1 s")
+	} else {
+		r.add("ENAM answers again, from its last good file", 0, firstBound, v.logTail())
+	}
+	// Stay down past the vote window: every node on its own votes.
+	time.Sleep(l.stale())
+	if err := l.pg.start(); err != nil {
+		r.err = err
+		r.decide()
+		return r
+	}
+	tUp := time.Now()
+	newRev := l.ids.rev + 1
+	tWrite, err := l.setRev(l.nodes[0], newRev, 30*time.Second)
+	if err != nil {
+		r.err = err
+	}
+	r.add("PostgreSQL down", tUp.Sub(tStop), 0, "")
+	written := base
+	written.rev = revAddr(newRev)
+	tl.add(tWrite, propagation, worlds(written, false))
+	waitFor(propagation+time.Second, func() bool { return l.followed(tWrite, isKind(qRev), inWorld(written)) > 0 })
+	r.add("a write after PostgreSQL is back reaches every node, ENAM included", l.followed(tWrite, isKind(qRev), inWorld(written)), propagation, "")
+	tl.add(later(tWrite, tUp.Add(l.stale()+propagation)), 0, everywhere(written))
+	if err := l.settle(written, l.stale()+propagation); err != nil && r.err == nil {
+		r.err = err
+	}
+	r.counts = l.client.judge(start, &tl)
+	r.decide()
+	return r
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// postgres is the lab's throwaway PostgreSQL cluster, run by the lab
+// itself (not pg_ctl, which would detach it) in the pg namespace, so
+// that a drill can stop and start it and its exit is seen.
+type postgres struct {
+	ns, bin, dir string
+	cred         *syscall.Credential
+	cmd          *exec.Cmd
+	done         <-chan error
+}
+
+func (p *postgres) url() string {
+	return fmt.Sprintf("postgres://postgres@%s:5432/postgres?sslmode=disable", pgAddr)
+}
+
+func newPostgres(ns, dir string) (*postgres, error) {
+	bin, err := serverBinaries()
+	if err != nil {
+		return nil, err
+	}
+	p := &postgres{ns: ns, bin: bin, dir: dir}
+	if os.Geteuid() == 0 {
+		// PostgreSQL refuses to run as root.
+		if p.cred, err = postgresUser(); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if p.cred != nil {
+		if err := os.Chown(dir, int(p.cred.Uid), int(p.cred.Gid)); err != nil {
+			return nil, err
+		}
+	}
+	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", filepath.Join(dir, "data"), "-U", "postgres", "-A", "trust",
+		"-N", "-E", "UTF8", "--locale=C", "--no-instructions")
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
+	if out, err := initdb.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("initdb: %v: %s", err, out)
+	}
+	// The nodes connect from their own namespaces' addresses.
+	hba, err := os.OpenFile(filepath.Join(dir, "data", "pg_hba.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	_, err = hba.WriteString("host all all 198.18.0.0/15 trust\n")
+	if cerr := hba.Close(); err == nil {
+		err = cerr
+	}
+	return p, err
+}
+
+// start runs the postmaster and waits until it accepts connections.
+func (p *postgres) start() error {
+	logPath := filepath.Join(p.dir, "postgres.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	// Durability is worthless here; speed is not.
+	p.cmd = exec.Command(filepath.Join(p.bin, "postgres"), "-D", filepath.Join(p.dir, "data"),
+		"-c", "listen_addresses="+pgAddr.String(), "-p", "5432", "-k", p.dir,
+		"-c", "max_connections=100", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
+	if p.done, err = startIn(p.ns, p.cmd); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b, _ := os.ReadFile(logPath)
+		if strings.Contains(string(b), "database system is ready to accept connections") {
+			return nil
+		}
+		select {
+		case err := <-p.done:
+			p.cmd = nil
+			return fmt.Errorf("postgres exited at start (%v): %s", err, b)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("postgres not ready within 60s: %s", b)
+		}
+	}
+}
+
+// stop shuts the postmaster down (fast shutdown: sessions are ended) and
+// waits for it.
+func (p *postgres) stop() {
+	if p.cmd == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+	p.cmd = nil
+}
+
+// serverBinaries finds initdb and postgres: on PATH, else the newest
+// Debian/Ubuntu server package (/usr/lib/postgresql/<major>/bin).
+func serverBinaries() (string, error) {
+	have := func(dir string) bool {
+		for _, name := range []string{"initdb", "postgres"} {
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				return false
+			}
+		}
+		return true
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		if p, err = filepath.EvalSymlinks(p); err == nil && have(filepath.Dir(p)) {
+			return filepath.Dir(p), nil
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	major := func(d string) int { n, _ := strconv.Atoi(filepath.Base(filepath.Dir(d))); return n }
+	slices.SortFunc(dirs, func(a, b string) int { return major(b) - major(a) })
+	for _, d := range dirs {
+		if have(d) {
+			return d, nil
+		}
+	}
+	return "", errors.New("no PostgreSQL server binaries (initdb, postgres) on PATH or in /usr/lib/postgresql/*/bin; " +
+		"install them (scripts/install-deps.sh)")
+}
+
+func postgresUser() (*syscall.Credential, error) {
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("running as root, PostgreSQL needs the postgres user to run as: %w", err)
+	}
+	uid, err := strconv.Atoi(u.Uid)
+	if err != nil {
+		return nil, err
+	}
+	gid, err := strconv.Atoi(u.Gid)
+	if err != nil {
+		return nil, err
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
