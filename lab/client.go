@@ -182,7 +182,7 @@ func (c *client) since(t time.Time) []sample {
 // counts is what the client saw during a drill.
 type counts struct {
 	sent, answered, wrong int
-	examples            []string // the first few wrong answers
+	examples              []string // the first few wrong answers
 }
 
 func (k counts) String() string {

@@ -113,8 +113,8 @@ var drillFuncs = []drill{
 // (the monitor's interval, or its timeout when longer); votes go stale
 // after three.
 func (l *lab) sec(n int) time.Duration { return time.Duration(n) * time.Second }
-func (l *lab) period() time.Duration  { return l.sec(max(l.interval, l.timeout)) }
-func (l *lab) stale() time.Duration   { return 3 * l.period() }
+func (l *lab) period() time.Duration   { return l.sec(max(l.interval, l.timeout)) }
+func (l *lab) stale() time.Duration    { return 3 * l.period() }
 
 // detectBound: a state change is seen by every node within the checks
 // that make it (consecutive × interval), one attempt's timeout, and a
@@ -311,12 +311,12 @@ func (l *lab) drillNodeCutFromStore() result {
 	cutWorlds := func(w world) [3][]world {
 		var ws [3][]world
 		for n := range regions {
-			alone := w
 			if n == victim {
-				alone.sees = seesOnly(victim)
-			} else {
-				alone.sees[victim] = false
+				ws[n] = seesSome(w, n)
+				continue
 			}
+			alone := w
+			alone.sees[victim] = false
 			ws[n] = []world{w, alone}
 		}
 		return ws
@@ -411,9 +411,7 @@ func (l *lab) drillStoreRestart() result {
 	lonely := func(w world) [3][]world {
 		var ws [3][]world
 		for n := range regions {
-			alone := w
-			alone.sees = seesOnly(n)
-			ws[n] = []world{w, alone}
+			ws[n] = seesSome(w, n)
 		}
 		return ws
 	}
@@ -530,13 +528,11 @@ func (l *lab) drillRestartFromLastGood() result {
 	worlds := func(w world, fresh bool) [3][]world {
 		var ws [3][]world
 		for n := range regions {
-			alone := w
-			alone.sees = seesOnly(n)
-			ws[n] = []world{w, alone}
+			ws[n] = seesSome(w, n)
 			if n == victim && fresh {
 				blind := w
 				blind.sees = [3]bool{} // no RTT yet: configured order
-				ws[n] = []world{blind, alone}
+				ws[n] = append(ws[n], blind)
 			}
 		}
 		return ws
@@ -564,7 +560,7 @@ func (l *lab) drillRestartFromLastGood() result {
 			}
 		}
 		return false
-	}) {
+	}) && v.logged(`msg="serving the last good snapshot until the store answers"`) {
 		r.add("ENAM answers again, from its last good file", first, firstBound, "the store probe's 5 s + 1 s")
 	} else {
 		r.add("ENAM answers again, from its last good file", 0, firstBound, v.logTail())

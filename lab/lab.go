@@ -73,7 +73,7 @@ const (
 )
 
 func (l *lab) ns(suffix string) string { return l.prefix + "-" + suffix }
-func (l *lab) regionNS(i int) string  { return l.ns(strings.ToLower(regions[i])) }
+func (l *lab) regionNS(i int) string   { return l.ns(strings.ToLower(regions[i])) }
 
 // snapshotOfHost is what the lab must leave as it found it in the
 // machine's own namespace.

@@ -75,15 +75,25 @@ func poolAddrs(p int) []string {
 	return out
 }
 
-// seesOnly is a sees set of one region: a node that reads nobody else's
-// health (cut from the store, or the store down).
-func seesOnly(r int) [3]bool {
-	var s [3]bool
-	s[r] = true
-	return s
-}
-
 var seesAll = [3]bool{true, true, true}
+
+// seesSome is w as node n may see it while the others' votes lapse or
+// come back one node at a time: its own region's RTTs, and any of the
+// others'.
+func seesSome(w world, n int) []world {
+	var out []world
+	for mask := range 1 << 3 {
+		if mask&(1<<n) == 0 {
+			continue
+		}
+		v := w
+		for r := range 3 {
+			v.sees[r] = mask&(1<<r) != 0
+		}
+		out = append(out, v)
+	}
+	return out
+}
 
 // step is a change of what correct nodes answer, at a moment. For grace
 // after it, the answers of the step before also count as correct: the

@@ -71,6 +71,12 @@ func (n *node) waitServing(within time.Duration) error {
 	}
 }
 
+// logged says whether glbd has logged msg (in any of its runs).
+func (n *node) logged(msg string) bool {
+	b, _ := os.ReadFile(filepath.Join(n.l.dir, n.name+".log"))
+	return strings.Contains(string(b), msg)
+}
+
 func (n *node) logTail() string {
 	b, _ := os.ReadFile(filepath.Join(n.l.dir, n.name+".log"))
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
