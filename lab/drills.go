@@ -11,6 +11,7 @@ type result struct {
 	n        int
 	title    string
 	measures []measure
+	notes    []string
 	counts   counts
 	// zeroWrong: the drill passes only with no wrong answer; noneLost:
 	// also with every query answered.
@@ -68,6 +69,9 @@ func (l *lab) report(r result) {
 			note = "; " + m.note
 		}
 		l.logf("  %s: %s%s %s%s", m.what, v, b, verdict, note)
+	}
+	for _, n := range r.notes {
+		l.logf("  %s", n)
 	}
 	var want []string
 	if r.zeroWrong {
@@ -418,6 +422,9 @@ func (l *lab) drillStoreRestart() result {
 	tStop := time.Now()
 	tl.add(tStop, 0, lonely(base))
 	l.pg.stop()
+	// Down long enough that every node's publication cadence and revision
+	// poll (2 s) meet the dead store at least once.
+	time.Sleep(max(l.period(), 2*time.Second) + time.Second)
 	if err := l.pg.start(); err != nil {
 		r.err = err
 		r.decide()
@@ -438,8 +445,9 @@ func (l *lab) drillStoreRestart() result {
 		return l.followed(tWrite, isKind(qRev), inWorld(written)) > 0
 	})
 	r.add("the write reaches every node", l.followed(tWrite, isKind(qRev), inWorld(written)), propagation, "")
-	// Every node publishes again: its heartbeat, as WEU reads it, is
-	// younger than one period plus the read.
+	// Every node publishes again: as WEU reads them, every node's
+	// heartbeat is younger than a period and a second, at a time when
+	// that means it was published after PostgreSQL came back.
 	fresh := func() bool {
 		var ph poolChecks
 		if err := l.api.call(l.nodes[0], "GET", "/api/v1/pools/weu/health", nil, &ph); err != nil || len(ph.Origins) == 0 {
@@ -453,12 +461,16 @@ func (l *lab) drillStoreRestart() result {
 		}
 		return len(got) == len(regions)
 	}
-	beatBound := l.period() + propagation
+	if rest := time.Until(tUp.Add(l.period() + time.Second)); rest > 0 {
+		time.Sleep(rest)
+	}
+	beatBound := 2*l.period() + propagation
 	var beats time.Duration
 	if waitFor(beatBound, fresh) {
-		beats = max(time.Since(tWrite), time.Millisecond)
+		beats = time.Since(tUp)
 	}
-	r.add("every node's heartbeat fresh, after the first write", beats, beatBound, "a publication cadence and a read")
+	r.add("every node publishes its health again after the restart", beats, beatBound,
+		"heartbeats younger than a period + 1 s, read a period + 1 s after the restart")
 	tl.add(later(tWrite, tUp.Add(l.stale()+propagation)), 0, everywhere(written))
 	if err := l.settle(written, l.stale()+propagation); err != nil && r.err == nil {
 		r.err = err
@@ -490,8 +502,21 @@ func (l *lab) drillDynamicLatency() result {
 	start := time.Now()
 	tl.add(start, 0, everywhere(base))
 	near := isKind(qNearest)
-	// Before: the last second of answers all nearest.
-	r.add("nearest pool per client region on every node, before", l.followed(start.Add(-time.Second), near, inWorld(base)), time.Second+clientPeriod, "settled before the drill")
+	// Before: every answer of the last two seconds is the nearest pool
+	// of the client's region, on every node.
+	nearest, all := 0, 0
+	for _, s := range l.client.since(start.Add(-2 * time.Second)) {
+		if q := queries[s.q]; q.kind == qNearest && s.answer != "" {
+			all++
+			if contains(base.expect(q), s.answer) {
+				nearest++
+			}
+		}
+	}
+	r.notes = append(r.notes, fmt.Sprintf("before: %d of %d answers in the last 2 s the nearest pool of the client's region", nearest, all))
+	if all == 0 || nearest != all {
+		r.err = fmt.Errorf("before the swap, %d of %d answers were the nearest pool", nearest, all)
+	}
 	swapped := base
 	swapped.table = rotated
 	l.origins.setTable(rotated)
