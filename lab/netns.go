@@ -43,19 +43,38 @@ func shOut(name string, args ...string) (string, error) {
 // fn opens belong to that namespace for life, whichever thread later
 // uses them, so the lab's origins, its client and its API calls live in
 // the namespaces while the lab itself stays in the machine's. The thread
-// is never handed back to the runtime: it ends with the goroutine, so no
-// other goroutine ever runs in the wrong namespace.
+// goes back to the machine's namespace before the runtime may use it
+// again; if it cannot, it stays locked and ends with the goroutine, so
+// no other goroutine ever runs in the wrong namespace.
 func inNS(name string, fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread exits with us
-		if err := enterNS(name); err != nil {
-			errc <- err
-			return
-		}
-		errc <- fn()
+		runtime.LockOSThread()
+		errc <- within(name, fn)
 	}()
 	return <-errc
+}
+
+// within runs fn in the named namespace on the current, locked thread,
+// and returns the thread to where it was. The way back matters even
+// though the goroutine ends: a locked goroutine that ends on the
+// process's main thread does not end the thread, and the main thread's
+// namespace is the process's as /proc shows it.
+func within(name string, fn func() error) error {
+	home, err := os.Open("/proc/thread-self/ns/net")
+	if err != nil {
+		return err
+	}
+	defer home.Close()
+	if err := enterNS(name); err != nil {
+		runtime.UnlockOSThread()
+		return err
+	}
+	err = fn()
+	if unix.Setns(int(home.Fd()), unix.CLONE_NEWNET) == nil {
+		runtime.UnlockOSThread()
+	}
+	return err
 }
 
 func enterNS(name string) error {
@@ -73,28 +92,32 @@ func enterNS(name string) error {
 // startIn starts cmd inside the named namespace (the child inherits the
 // namespace of the thread that forks it) and returns a channel that
 // yields its exit. The forking thread waits for the child and stays
-// alive exactly as long as it: the child's parent-death signal (SIGKILL)
-// fires when that thread ends, which is when the lab dies however it
-// dies, so no glbd or PostgreSQL outlives a killed lab.
+// locked to it as long as it runs: the child's parent-death signal
+// (SIGKILL) fires when that thread ends, which is when the lab dies
+// however it dies, so no glbd or PostgreSQL outlives a killed lab.
 func startIn(name string, cmd *exec.Cmd) (<-chan error, error) {
 	started := make(chan error, 1)
 	done := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked, see inNS
-		if err := enterNS(name); err != nil {
+		runtime.LockOSThread()
+		var exit error
+		err := within(name, func() error {
+			if cmd.SysProcAttr == nil {
+				cmd.SysProcAttr = &syscall.SysProcAttr{}
+			}
+			cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+			if err := cmd.Start(); err != nil {
+				return err
+			}
+			started <- nil
+			exit = cmd.Wait()
+			return nil
+		})
+		if err != nil {
 			started <- err
 			return
 		}
-		if cmd.SysProcAttr == nil {
-			cmd.SysProcAttr = &syscall.SysProcAttr{}
-		}
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		done <- cmd.Wait()
+		done <- exit
 	}()
 	if err := <-started; err != nil {
 		return nil, fmt.Errorf("start %s in %s: %w", cmd.Path, name, err)
