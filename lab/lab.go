@@ -100,6 +100,34 @@ func hostState() snapshotOfHost {
 	return s
 }
 
+// removeStale deletes the namespaces and directories of labs whose
+// process is gone (one killed with SIGKILL cannot tear down; its nodes
+// and PostgreSQL died with it by their parent-death signal, its
+// namespaces and files did not). Both are named glblab<pid>-....
+func removeStale(out func(string, ...any)) {
+	gone := func(name string) bool {
+		var pid int
+		var rest string
+		if n, _ := fmt.Sscanf(name, "glblab%d-%s", &pid, &rest); n != 2 {
+			return false
+		}
+		_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+		return err != nil
+	}
+	entries, _ := os.ReadDir(netnsDir)
+	for _, e := range entries {
+		if gone(e.Name()) && sh("", "ip", "netns", "del", e.Name()) == nil {
+			out("removed namespace %s of a lab that is gone", e.Name())
+		}
+	}
+	entries, _ = os.ReadDir(os.TempDir())
+	for _, e := range entries {
+		if gone(e.Name()) && os.RemoveAll(filepath.Join(os.TempDir(), e.Name())) == nil {
+			out("removed directory %s of a lab that is gone", e.Name())
+		}
+	}
+}
+
 // setUp builds the namespaces and links. On error, what was built is
 // torn down by tearDown, which the caller always runs.
 func (l *lab) setUp() error {

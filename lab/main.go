@@ -126,7 +126,8 @@ func runLab(ctx context.Context, cfg config) (results []result, err error) {
 			l.logf("torn down: no namespace, interface, nftables rule, process or file of the lab's left")
 		}
 	}()
-	if l.dir, err = os.MkdirTemp("", "glblab-"); err != nil {
+	removeStale(l.logf)
+	if l.dir, err = os.MkdirTemp("", l.prefix+"-"); err != nil {
 		return nil, err
 	}
 	// The postgres user must reach its cluster's directory inside.

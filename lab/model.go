@@ -17,7 +17,14 @@ type world struct {
 	// or read from the store within 3 check periods of r's heartbeat).
 	sees [3]bool
 	rev  string // the A record of rev.<zone>
+	// starting: the node has no snapshot yet (it is trying the store
+	// before it reads its last good file) and answers SERVFAIL, which
+	// sends a resolver to another nameserver: no answer, but no false one.
+	starting bool
 }
+
+// servfail is how the client writes a SERVFAIL without records.
+const servfail = "SERVFAIL(0 answers)"
 
 // fallbackOrder is, for each region, the others nearest first, by the
 // region centres steering uses when the client's region has no RTT data
@@ -26,6 +33,10 @@ var fallbackOrder = [3][]int{{1, 2}, {0, 2}, {0, 1}}
 
 // expect lists the addresses a correct node answers to q.
 func (w world) expect(q query) []string {
+	if w.starting {
+		w.starting = false
+		return append(w.expect(q), servfail)
+	}
 	switch q.kind {
 	case qRev:
 		return []string{w.rev}
