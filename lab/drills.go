@@ -494,7 +494,7 @@ func later(a, b time.Time) time.Time {
 // region's. Every node must follow within two check intervals (the
 // check that sees the new delay, the publication cadence), the delay of
 // the check itself, and the second in which nodes read each other's
-// health. The way back is reported: the smoothing needs six checks.
+// health. The way back is reported: the smoothing needs four checks.
 func (l *lab) drillDynamicLatency() result {
 	r := result{zeroWrong: true}
 	base := l.base()
@@ -521,11 +521,11 @@ func (l *lab) drillDynamicLatency() result {
 	swapped.table = rotated
 	l.origins.setTable(rotated)
 	tSwap := time.Now()
-	bound := 2*l.sec(l.interval) + 400*time.Millisecond + time.Second
+	bound := 2*l.sec(l.interval) + farDelay + time.Second
 	tl.add(tSwap, bound, everywhere(swapped))
 	waitFor(bound+l.sec(3*l.interval), func() bool { return l.followed(tSwap, near, inWorld(swapped)) > 0 })
 	r.add("rotated table followed by every node, every client region", l.followed(tSwap, near, inWorld(swapped)), bound,
-		fmt.Sprintf("2 × interval %ds + the check's 400 ms + 1 s health read", l.interval))
+		fmt.Sprintf("2 × interval %ds + the check's own %v + 1 s health read", l.interval, farDelay))
 	l.origins.setTable(geography)
 	tBack := time.Now()
 	backBound := 8*l.sec(l.interval) + 2*time.Second
@@ -533,7 +533,7 @@ func (l *lab) drillDynamicLatency() result {
 	if err := l.settle(base, backBound+l.sec(2*l.interval)); err != nil {
 		r.err = err
 	}
-	r.add("geography table followed again", l.followed(tBack, near, inWorld(base)), 0, "six checks of smoothing, unbounded")
+	r.add("geography table followed again", l.followed(tBack, near, inWorld(base)), 0, "four checks of smoothing, unbounded")
 	r.counts = l.client.judge(start, &tl)
 	r.decide()
 	return r

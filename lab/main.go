@@ -117,7 +117,7 @@ func runLab(ctx context.Context, cfg config) (results []result, err error) {
 		return nil, err
 	}
 	l := &lab{out: cfg.out, prefix: fmt.Sprintf("glblab%d", os.Getpid()), glbdBin: bin,
-		interval: cfg.interval, timeout: 1}
+		interval: cfg.interval, timeout: 2}
 	defer func() {
 		l.logf("tearing down")
 		if terr := l.tearDown(); terr != nil {

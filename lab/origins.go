@@ -15,28 +15,33 @@ import (
 type delays [3][3]time.Duration
 
 // geography is the lab's normal distances: each region's checks find
-// its own origins nearest (0), the next region's at 80 ms and the one
-// after at 120 ms (WEU → ENAM → NEAS → WEU). The order is the same turn
+// its own origins nearest (0), the next region's at 200 ms and the one
+// after at 300 ms (WEU → ENAM → NEAS → WEU). The order is the same turn
 // for every region, so that while rotated is being learnt only the old
-// and the new nearest can come first, never the third.
+// and the new nearest can come first, never the third. The gaps are
+// wide so that a check slowed by a busy machine (a few hundred
+// milliseconds of scheduling, smoothed) does not reorder them.
 var geography = func() delays {
 	var d delays
 	for c := range 3 {
-		d[c][c], d[(c+1)%3][c], d[(c+2)%3][c] = 0, 80*time.Millisecond, 120*time.Millisecond
+		d[c][c], d[(c+1)%3][c], d[(c+2)%3][c] = 0, 200*time.Millisecond, 300*time.Millisecond
 	}
 	return d
 }()
 
+// farDelay is rotated's distance to every origin but the nearest.
+const farDelay = 600 * time.Millisecond
+
 // rotated makes every region's next region the nearest (0) and the rest
-// far (400 ms). One check with it reorders the smoothed RTTs (α = 0.3:
-// 0.3 × 400 ms > 0.7 × 80 ms), so the drill measures glb's propagation
-// rather than the smoothing; the way back needs six checks (400 × 0.7^k
-// must fall below 80 × (1 - 0.7^k)), which the drill reports unbounded.
+// far (farDelay). One check with it reorders the smoothed RTTs (α = 0.3:
+// 0.3 × 600 ms > 0.7 × 200 ms), so the drill measures glb's propagation
+// rather than the smoothing; the way back needs four checks (600 × 0.7^k
+// must fall below 200 × (1 - 0.7^k)), which the drill reports unbounded.
 var rotated = func() delays {
 	var d delays
 	for c := range 3 {
 		for o := range 3 {
-			d[o][c] = 400 * time.Millisecond
+			d[o][c] = farDelay
 		}
 		d[(c+1)%3][c] = 0
 	}
