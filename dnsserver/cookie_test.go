@@ -126,6 +126,23 @@ func TestCookies(t *testing.T) {
 	if !valid(s, "192.0.2.1", old) {
 		t.Error("a half-hour-old cookie is not valid")
 	}
+	// A cookie dated in the future: a few minutes of clock skew between
+	// nodes is allowed, more than 5 minutes is refused (RFC 9018 §4.3).
+	dated := func(at time.Time) []byte {
+		c := bytes.Clone(got)
+		binary.BigEndian.PutUint32(c[12:16], uint32(at.Unix()))
+		binary.LittleEndian.PutUint64(c[16:24], cookieHash(k.cur, (*[8]byte)(c[:8]), c[8:16], netip.MustParseAddr("192.0.2.1")))
+		return c
+	}
+	if !valid(s, "192.0.2.1", dated(time.Now().Add(4*time.Minute))) {
+		t.Error("a cookie 4 minutes in the future (clock skew) is not valid")
+	}
+	if valid(s, "192.0.2.1", dated(time.Now().Add(6*time.Minute))) {
+		t.Error("a cookie 6 minutes in the future is valid")
+	}
+	if valid(s, "192.0.2.1", dated(time.Now().Add(12*time.Hour))) {
+		t.Error("a cookie 12 hours in the future is valid")
+	}
 
 	// Rotation: the previous secret is still accepted, one older is not.
 	s.SetCookieSecrets(CookieSecrets{Current: [16]byte{9}, Previous: secret.Current, HasPrevious: true})
