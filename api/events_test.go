@@ -80,4 +80,28 @@ func TestEventsStream(t *testing.T) {
 	if name, data := next(); name != "health" || data != want {
 		t.Errorf("after a health change: %s %s, want health %s", name, data, want)
 	}
+
+	// An origin that leaves the health view (removed, or its monitor
+	// detached) counts as healthy again, and the stream says so, or a
+	// console would keep it red.
+	health.Store(pools.NewHealth(map[pools.OriginKey]pools.OriginHealth{
+		{Pool: f.pool, Origin: "a"}: {Healthy: false, Reason: "connection refused"},
+		{Pool: f.pool, Origin: "b"}: {Healthy: false, Reason: "timeout"},
+	}, nil))
+	want = `{"changes":[{"pool":"` + f.pool + `","origin":"b","healthy":false,"reason":"timeout"}]}`
+	if name, data := next(); name != "health" || data != want {
+		t.Errorf("after b went down: %s %s, want health %s", name, data, want)
+	}
+	health.Store(pools.NewHealth(map[pools.OriginKey]pools.OriginHealth{
+		{Pool: f.pool, Origin: "b"}: {Healthy: false, Reason: "timeout"},
+	}, nil))
+	want = `{"changes":[{"pool":"` + f.pool + `","origin":"a","healthy":true}]}`
+	if name, data := next(); name != "health" || data != want {
+		t.Errorf("after a left the view: %s %s, want health %s", name, data, want)
+	}
+	health.Store(pools.NewHealth(nil, nil)) // the pool's monitor detached
+	want = `{"changes":[{"pool":"` + f.pool + `","origin":"b","healthy":true}]}`
+	if name, data := next(); name != "health" || data != want {
+		t.Errorf("after the pool left the view: %s %s, want health %s", name, data, want)
+	}
 }
