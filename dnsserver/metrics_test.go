@@ -1,11 +1,16 @@
 package dnsserver
 
 import (
+	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+
+	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/steering"
 )
 
 func TestMetricsLint(t *testing.T) {
@@ -36,5 +41,85 @@ func TestMetricsLint(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(s.metrics.truncated); got != 3 {
 		t.Errorf("truncated %v, want 3", got)
+	}
+}
+
+// TestPublishRebindsFallbackOnlyPool: renaming a pool that a load balancer
+// uses only as its fallback moves that load balancer's per-pool answer
+// counter to the new name, through the incremental path a node takes
+// (steering.Update, Update, Publish), so that its labels never name a pool
+// that no longer exists.
+func TestPublishRebindsFallbackOnlyPool(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	s, err := New(Config{Addr: "127.0.0.1:0", Registerer: reg, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig()
+	spare := pools.DefaultPool()
+	spare.ID, spare.Name, spare.Revision = "spare", "spare", 1
+	spare.Origins = []pools.Origin{pools.DefaultOrigin()}
+	spare.Origins[0].Name, spare.Origins[0].Address = "s1", "192.0.2.77"
+	cfg.Pools = append(cfg.Pools, spare)
+	for i := range cfg.LoadBalancers {
+		if cfg.LoadBalancers[i].ID == "lb-off" {
+			cfg.LoadBalancers[i].FallbackPool = "spare"
+		}
+	}
+	st, err := steering.Compile(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := Compile(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Publish(snap)
+
+	renamed := spare
+	renamed.Name, renamed.Revision, renamed.ModifiedOn = "spare-renamed", 2, time.Now()
+	next, err := cfg.Apply(&pools.ChangeSet{Since: 1, Revision: 2, Changes: []pools.ObjectChange{
+		{Kind: pools.KindPool, ID: "spare", Revision: 2, Object: &renamed},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st2, err := steering.Update(st, next, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap2, err := Update(snap, st2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Publish(snap2)
+
+	got := map[string]bool{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "glb_dns_lb_answers_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var lb, pool string
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "load_balancer":
+					lb = l.GetValue()
+				case "pool":
+					pool = l.GetValue()
+				}
+			}
+			if lb == "lb-off.glb.example.com" {
+				got[pool] = true
+			}
+		}
+	}
+	if !got["spare-renamed"] || got["spare"] || !got["us"] {
+		t.Errorf("lb-off's pool labels after renaming its fallback: %v; want us and spare-renamed, not spare", got)
 	}
 }
