@@ -3,7 +3,7 @@
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 PKGS := ./...
 
-.PHONY: all build run test vet fmt bench bench-dns fuzz clean check-deploy lab
+.PHONY: all build run test vet fmt bench bench-dns bench-xdp xdp-object fuzz clean check-deploy lab
 
 all: build
 
@@ -34,6 +34,20 @@ bench:
 # mix query sets, median of 3); prints the table and the ratios.
 bench-dns:
 	bench/gdnsd.sh
+
+# glbd on sockets, glbd with XDP, Knot with XDP and Knot on sockets
+# against kxdpgun over a veth pair between two network namespaces, in one
+# run (root; bench/xdp.sh installs knot and knot-dnsutils).
+bench-xdp: build
+	bench/xdp.sh
+
+# The XDP program is committed compiled, so that building needs no clang;
+# after editing dnsserver/xdp/bpf/redirect.c, run this (clang, libbpf-dev)
+# and commit the object.
+xdp-object:
+	clang -O2 -g -Wall -Werror -target bpf -I/usr/include/$$(uname -m)-linux-gnu \
+		-c dnsserver/xdp/bpf/redirect.c -o dnsserver/xdp/redirect_bpfel.o
+	llvm-strip -g dnsserver/xdp/redirect_bpfel.o
 
 # The operations kit: systemd-analyze verify of the unit, promtool check and
 # test of the alert rules, the dashboard's queries (deploy/check.sh).

@@ -9,12 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sys/unix"
 
 	"github.com/glb-dns/glb/dnsserver/xdp"
 	"github.com/glb-dns/glb/dnsserver/xdp/xdplab"
@@ -218,4 +220,127 @@ func labRoundTrip(to netip.AddrPort, q []byte) ([]byte, error) {
 		}
 	}
 	return nil, fmt.Errorf("no reply from %s", to)
+}
+
+// TestXDPLeavesTheRestToTheKernel: with the XDP path attached, what it
+// does not answer still works on the same interface through the kernel:
+// ARP and ping, a query over TCP, dig following a truncated reply to
+// TCP, and UDP queries the path must not parse (a fragmented one, one
+// with IPv4 options), which the kernel's sockets answer.
+func TestXDPLeavesTheRestToTheKernel(t *testing.T) {
+	lab := xdplab.New(t)
+	if _, err := exec.LookPath("dig"); err != nil {
+		t.Skip("needs dig (bind9-dnsutils)")
+	}
+	srv := startLabServer(t, lab, prometheus.NewRegistry(), CookieSecrets{})
+	reg := prometheus.NewRegistry()
+	var path *xdp.Path
+	err := xdplab.Do(lab.Server, func() error {
+		var err error
+		path, err = xdp.Attach(xdp.Config{Interface: lab.ServerIf, Targets: []xdp.Target{xdpTarget(srv)}, Registerer: reg, Logger: slog.New(slog.DiscardHandler)})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = path.Close() })
+	port := fmt.Sprint(srv.Addr().Port())
+
+	// ARP first: no neighbour is known yet, so the ping resolves it.
+	if out, err := xdplab.Run(lab.Client, "ip", "neigh", "flush", "all"); err != nil {
+		t.Fatalf("flush neighbours: %v\n%s", err, out)
+	}
+	for _, a := range []netip.Addr{lab.Server4, lab.Server6} {
+		if out, err := xdplab.Run(lab.Client, "ping", "-c", "1", "-W", "5", a.String()); err != nil {
+			t.Errorf("ping %s: %v\n%s", a, err, out)
+		}
+	}
+	for _, a := range []netip.Addr{lab.Server4, lab.Server6} {
+		out, err := xdplab.Run(lab.Client, "dig", "+tcp", "+tries=1", "+time=5", "-p", port, "@"+a.String(), "ns1.glb.example.com.", "A")
+		if err != nil || !strings.Contains(out, "192.0.2.53") {
+			t.Errorf("dig +tcp @%s: %v\n%s", a, err, out)
+		}
+		// The truncated reply comes through XDP; dig asks again over TCP.
+		out, err = xdplab.Run(lab.Client, "dig", "+tries=1", "+time=5", "-p", port, "@"+a.String(), "big.glb.example.com.", "TXT")
+		if err != nil || !strings.Contains(out, "Truncated, retrying in TCP mode") || strings.Count(out, "\tTXT\t") != 10 {
+			t.Errorf("dig @%s big TXT: %v, want a truncated UDP reply then 10 TXT over TCP\n%s", a, err, out)
+		}
+	}
+	if frames(t, reg, "answered") < 2 {
+		t.Errorf("the XDP path answered %v queries, want the 2 truncated ones at least", frames(t, reg, "answered"))
+	}
+
+	// A query too large for one frame is fragmented by the client; the
+	// program leaves the fragments to the kernel, which reassembles and
+	// answers on its socket.
+	m := new(dns.Msg)
+	m.SetQuestion("ns1.glb.example.com.", dns.TypeA)
+	m.SetEdns0(1232, false)
+	m.IsEdns0().Option = append(m.IsEdns0().Option, &dns.EDNS0_PADDING{Padding: make([]byte, 2000)})
+	big, err := m.Pack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := frames(t, reg, "answered")
+	err = xdplab.Do(lab.Client, func() error {
+		for _, a := range []netip.Addr{lab.Server4, lab.Server6} {
+			r, err := labRoundTrip(netip.AddrPortFrom(a, srv.Addr().Port()), big)
+			if err != nil {
+				return fmt.Errorf("fragmented query to %s: %w", a, err)
+			}
+			if len(r) < 12 || r[3]&0xf != 0 {
+				return fmt.Errorf("fragmented query to %s: reply %x", a, r)
+			}
+		}
+		// IPv4 options (four no-ops): the kernel's to parse.
+		c, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(netip.AddrPortFrom(lab.Server4, srv.Addr().Port())))
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		rc, err := c.SyscallConn()
+		if err != nil {
+			return err
+		}
+		var serr error
+		if err := rc.Control(func(fd uintptr) {
+			serr = unix.SetsockoptString(int(fd), unix.IPPROTO_IP, unix.IP_OPTIONS, "\x01\x01\x01\x00")
+		}); err != nil || serr != nil {
+			return fmt.Errorf("IP_OPTIONS: %v %v", err, serr)
+		}
+		q, _ := new(dns.Msg).SetQuestion("ns1.glb.example.com.", dns.TypeA).Pack()
+		if _, err := c.Write(q); err != nil {
+			return err
+		}
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 1500)
+		if _, err := c.Read(buf); err != nil {
+			return fmt.Errorf("query with IPv4 options: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := frames(t, reg, "answered"); got != before {
+		t.Errorf("the XDP path answered %v of the queries it must leave to the kernel", got-before)
+	}
+	passed := map[string]float64{}
+	mfs, _ := reg.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() == "glb_xdp_passed_total" {
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "reason" {
+						passed[l.GetValue()] += m.GetCounter().GetValue()
+					}
+				}
+			}
+		}
+	}
+	// Two fragments at least for each family (IPv6 fragments carry an
+	// extension header, counted as options), one datagram with options.
+	if passed["fragment"] < 2 || passed["options"] < 3 {
+		t.Errorf("passed to the kernel: %v, want fragment >= 2 and options >= 3", passed)
+	}
 }

@@ -9,10 +9,11 @@
 #                  their own when no server accepts them (see README)
 #   chromium, chromedriver   the console's browser tests
 #   iproute2, nftables       the fault lab (lab/, make lab): namespaces, veth, cut paths
+#   ethtool, iputils-ping    the XDP tests' veth lab (root only)
 # Run as root (sudo scripts/install-deps.sh). Nothing is configured.
 set -eu
 
-pkgs="make gcc libc6-dev git bind9-dnsutils knot-dnsutils postgresql iproute2 nftables"
+pkgs="make gcc libc6-dev git bind9-dnsutils knot-dnsutils postgresql iproute2 nftables ethtool iputils-ping"
 . /etc/os-release
 case "${ID:-}" in
 ubuntu) pkgs="$pkgs chromium-browser chromium-chromedriver" ;;

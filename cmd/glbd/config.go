@@ -79,6 +79,13 @@ type Config struct {
 	// PprofListen is a loopback address serving net/http/pprof under
 	// /debug/pprof/; empty (the default) serves none.
 	PprofListen string
+	// XDPInterface names the interfaces (comma-separated) whose UDP
+	// queries the AF_XDP path answers (dnsserver/xdp); empty, the
+	// default, answers on kernel sockets only.
+	XDPInterface string
+	// XDPRequired makes glbd exit when the XDP path cannot be attached;
+	// by default it says why and serves on its sockets.
+	XDPRequired bool
 }
 
 // parseConfig reads flags (args) over environment variables (env).
@@ -136,6 +143,7 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 	}
 	fs.BoolVar(&c.APIInsecureHTTP, "api-insecure-http", insecure, "allow plain HTTP on an API beyond loopback (env GLB_API_INSECURE_HTTP)")
 	afterEdge := edgeFlags(fs, c, env)
+	afterXDP := xdpFlags(fs, c, env)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(out)
@@ -146,6 +154,9 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 		return nil, fmt.Errorf("%w (%s -h lists the flags)", err, name)
 	}
 	if err := afterEdge(); err != nil {
+		return nil, err
+	}
+	if err := afterXDP(); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -165,6 +176,7 @@ func envName(flagName string) string {
 func (c *Config) validate() error {
 	var errs []error
 	errs = append(errs, c.validateEdge()...)
+	errs = append(errs, c.validateXDP()...)
 	if host, _, err := net.SplitHostPort(c.APIListen); err != nil {
 		errs = append(errs, fmt.Errorf("--api-listen %q: %w", c.APIListen, err))
 	} else if c.APIToken == "" && !isLoopback(host) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/glb-dns/glb/dnsserver"
+	"github.com/glb-dns/glb/dnsserver/xdp"
 	"github.com/glb-dns/glb/geodata"
 )
 
@@ -16,6 +18,7 @@ import (
 // address, all answering from the same snapshot.
 type dnsService struct {
 	srvs []*dnsserver.Server
+	xdp  []*xdp.Path
 	geo  *geodata.Resolver
 	log  *slog.Logger
 	// last is the DNS snapshot last published; the next is built from it
@@ -45,7 +48,33 @@ func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog
 		}
 		d.srvs = append(d.srvs, srv)
 	}
+	if err := d.attachXDP(cfg, reg); err != nil {
+		d.shutdown()
+		return nil, err
+	}
 	return d, nil
+}
+
+// attachXDP starts the AF_XDP path on each --xdp-interface. Where it
+// cannot, glbd says why and goes on serving on its sockets, which answer
+// the same, unless --xdp-required.
+func (d *dnsService) attachXDP(cfg *Config, reg prometheus.Registerer) error {
+	var targets []xdp.Target
+	for _, srv := range d.srvs {
+		targets = append(targets, xdp.Target{Addr: srv.Addr(), NewResponder: func() xdp.Responder { return srv.NewResponder() }})
+	}
+	for _, ifc := range xdpInterfaces(cfg.XDPInterface) {
+		p, err := xdp.Attach(xdp.Config{Interface: ifc, Targets: targets, Registerer: reg, Logger: d.log})
+		if err != nil {
+			if cfg.XDPRequired {
+				return fmt.Errorf("--xdp-required: %w", err)
+			}
+			d.log.Error("XDP path not attached; answering on kernel sockets only", "interface", ifc, "err", err)
+			continue
+		}
+		d.xdp = append(d.xdp, p)
+	}
+	return nil
 }
 
 // publish compiles the DNS side of a snapshot and swaps it in. It returns
@@ -73,6 +102,14 @@ func (d *dnsService) addr() string {
 }
 
 func (d *dnsService) shutdown() {
+	// The program goes first, so that the kernel's sockets answer
+	// whatever arrives until they close too.
+	for _, p := range d.xdp {
+		if err := p.Close(); err != nil {
+			d.log.Error("XDP detach", "err", err)
+		}
+	}
+	d.xdp = nil
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, srv := range d.srvs {

@@ -88,12 +88,20 @@ var servingLine = regexp.MustCompile(`msg="glbd serving".* dns=(\S+) api=(\S+)`)
 // line that says where it listens.
 func startGlbd(t *testing.T, dataDir string, args ...string) *glbd {
 	t.Helper()
+	return startGlbdWrapped(t, dataDir, nil, args...)
+}
+
+// startGlbdWrapped starts glbd as startGlbd does, through the command
+// wrap (ip netns exec NAME) where it is not nil.
+func startGlbdWrapped(t *testing.T, dataDir string, wrap []string, args ...string) *glbd {
+	t.Helper()
 	if dataDir == "" {
 		dataDir = t.TempDir()
 	}
 	full := append([]string{"serve", "--dns-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
 		"--data-dir", dataDir, "--log-level", "debug"}, args...)
-	cmd := exec.Command(glbdBin, full...)
+	full = append(append(wrap[:len(wrap):len(wrap)], glbdBin), full...)
+	cmd := exec.Command(full[0], full[1:]...)
 	cmd.Env = append(os.Environ(), "GLB_DATABASE_URL=") // only what the test passes
 	pr, pw := io.Pipe()
 	logs := &syncBuffer{}

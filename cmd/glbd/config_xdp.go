@@ -1,0 +1,45 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// xdpFlags are the flags of the AF_XDP path (dnsserver/xdp). They return
+// a function to call after parsing.
+func xdpFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after func() error) {
+	fs.StringVar(&c.XDPInterface, "xdp-interface", env(envName("xdp-interface")),
+		"network interfaces (comma-separated) on which an XDP program hands UDP queries to glbd's AF_XDP path; empty = kernel sockets only (env "+envName("xdp-interface")+")")
+	var perr error
+	required := false
+	if e := env(envName("xdp-required")); e != "" {
+		required, perr = strconv.ParseBool(e)
+		if perr != nil {
+			perr = fmt.Errorf("%s %q: %w", envName("xdp-required"), e, perr)
+		}
+	}
+	fs.BoolVar(&c.XDPRequired, "xdp-required", required,
+		"exit when the XDP path cannot be attached, rather than serve on kernel sockets alone (env "+envName("xdp-required")+")")
+	return func() error { return perr }
+}
+
+// xdpInterfaces splits --xdp-interface.
+func xdpInterfaces(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func (c *Config) validateXDP() []error {
+	if c.XDPRequired && len(xdpInterfaces(c.XDPInterface)) == 0 {
+		return []error{errors.New("--xdp-required: set --xdp-interface too")}
+	}
+	return nil
+}
