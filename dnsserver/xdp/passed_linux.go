@@ -17,7 +17,7 @@ type passedCollector struct {
 
 func newPassedCollector(iface string, m *ebpf.Map) *passedCollector {
 	return &passedCollector{m: m, desc: prometheus.NewDesc("glb_xdp_passed_total",
-		"UDP datagrams to the DNS port that the XDP program left to the kernel's socket path, by reason (fragment, options, malformed).",
+		"Datagrams the XDP program left to the kernel's socket path: UDP to the DNS port with IPv4 options (options) or inconsistent lengths (malformed), and fragments (fragment; IPv6 fragments whatever their port).",
 		[]string{"reason"}, prometheus.Labels{"interface": iface})}
 }
 

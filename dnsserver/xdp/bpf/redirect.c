@@ -76,8 +76,8 @@ struct {
 
 // What was left to the kernel although addressed to the DNS port.
 enum {
-	PASS_FRAGMENT,  // an IPv4 fragment (the kernel reassembles it)
-	PASS_OPTIONS,   // IPv4 options or IPv6 extension headers
+	PASS_FRAGMENT,  // a fragment (the kernel reassembles it); IPv6 ones whatever their port
+	PASS_OPTIONS,   // IPv4 options
 	PASS_MALFORMED, // lengths that do not add up (the kernel drops it)
 	PASS_REASONS,
 };
@@ -113,13 +113,17 @@ int glb_dns(struct xdp_md *ctx)
 		struct ip4 *ip = (void *)(eth + 1);
 		if ((void *)(ip + 1) > end || ip->proto != IPPROTO_UDP)
 			return XDP_PASS;
-		udp = (void *)(ip + 1);
 		if ((ip->vihl & 0x0f) != 5 || (ip->vihl >> 4) != 4) {
+			__u32 ihl = (ip->vihl & 0x0f) * 4;
+			if (ihl < sizeof(*ip) || (ip->vihl >> 4) != 4)
+				return XDP_PASS;
+			udp = (void *)ip + ihl;
 			if ((void *)(udp + 1) <= end && (ip->frag & bpf_htons(IP_OFFSET)) == 0 &&
 			    udp->dport == bpf_htons(dns_port))
 				return pass(PASS_OPTIONS);
 			return XDP_PASS;
 		}
+		udp = (void *)(ip + 1);
 		if (ip->frag & bpf_htons(IP_MF | IP_OFFSET)) {
 			// A later fragment has no UDP header to tell the port:
 			// every fragment goes to the kernel, which reassembles.
@@ -145,12 +149,11 @@ int glb_dns(struct xdp_md *ctx)
 			return XDP_PASS;
 		udp = (void *)(ip + 1);
 		if (ip->next != IPPROTO_UDP) {
-			// Extension headers (a fragment header among them) are
-			// the kernel's to walk.
-			switch (ip->next) {
-			case 0: case 43: case 44: case 51: case 60: case 135:
-				return pass(PASS_OPTIONS);
-			}
+			// Extension headers are the kernel's to walk. Only a
+			// fragment header is counted: other headers (MLD's
+			// hop-by-hop option) come with traffic of every kind.
+			if (ip->next == 44)
+				return pass(PASS_FRAGMENT);
 			return XDP_PASS;
 		}
 		if ((void *)(udp + 1) > end || udp->dport != bpf_htons(dns_port))
