@@ -44,7 +44,9 @@ func (q *queue) run(stop int) {
 		}
 		// Nothing to read: sleep in poll until frames arrive (which also
 		// wakes a driver that asked for it) or the path stops.
-		q.sock.kick()
+		if q.sock.pending() {
+			q.sock.kick()
+		}
 		pfd[0].Revents, pfd[1].Revents = 0, 0
 		if _, err := unix.Poll(pfd, -1); err != nil && err != unix.EINTR {
 			return

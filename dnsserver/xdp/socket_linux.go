@@ -144,6 +144,9 @@ func (s *socket) setup(ifindex, queue int) error {
 	}
 	atomic.StoreUint32(s.fill.producer, ringSize)
 
+	// A copy-mode send takes up to this many frames per call (the
+	// default is 32; an older kernel refuses the option and keeps it).
+	_ = unix.SetsockoptInt(s.fd, unix.SOL_XDP, unix.XDP_MAX_TX_SKB_BUDGET, batch)
 	sa := &unix.SockaddrXDP{Flags: unix.XDP_USE_NEED_WAKEUP | unix.XDP_COPY, Ifindex: uint32(ifindex), QueueID: uint32(queue)}
 	if s.zeroCopy {
 		sa.Flags = unix.XDP_USE_NEED_WAKEUP | unix.XDP_ZEROCOPY
@@ -162,7 +165,19 @@ func setsockopt(fd, opt int, p unsafe.Pointer, n uintptr) error {
 }
 
 // kick makes the kernel send what the TX ring holds (copy mode, or a
-// driver that asks to be woken).
+// driver that asks to be woken). In copy mode one call sends a budget of
+// frames and says EAGAIN when more wait: it is called again, a few times.
 func (s *socket) kick() {
-	_, _, _ = unix.RawSyscall6(unix.SYS_SENDTO, uintptr(s.fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
+	for range 8 {
+		_, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(s.fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
+		if e != unix.EAGAIN && e != unix.EBUSY {
+			return
+		}
+	}
+}
+
+// pending tells whether the TX ring holds frames the kernel has not
+// taken yet.
+func (s *socket) pending() bool {
+	return atomic.LoadUint32(s.tx.producer) != atomic.LoadUint32(s.tx.consumer)
 }
