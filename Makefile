@@ -20,7 +20,7 @@ vet:
 	$(GO) vet $(PKGS)
 
 test: vet
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 25m $(PKGS)
 	cd integration/acme && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # The geodata benchmarks read the current GeoLite2 City build (ip-location-db's
