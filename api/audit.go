@@ -1,7 +1,10 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -18,6 +21,10 @@ func (s *server) accessRoutes(r chi.Router) {
 	r.Get(Prefix+"/audit", s.audit)
 }
 
+// auditKinds are the kinds the audit log records: the configuration's,
+// agreed health transitions, tokens and TSIG keys.
+var auditKinds = append(slices.Clone(pools.Kinds), pools.KindHealth, pools.KindToken, pools.KindTSIGKey)
+
 // audit serves GET /audit: the history of every change, newest first,
 // filtered by kind, object id, actor and time.
 func (s *server) audit(w http.ResponseWriter, r *http.Request) {
@@ -28,6 +35,15 @@ func (s *server) audit(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	f := pools.AuditFilter{Kind: pools.Kind(q.Get("kind")), ObjectID: q.Get("id"), Actor: q.Get("actor")}
+	if f.Kind != "" && !slices.Contains(auditKinds, f.Kind) {
+		// A kind the log never records would answer an empty list, which
+		// reads as "nothing happened" rather than as the typo it is.
+		names := make([]string, len(auditKinds))
+		for i, k := range auditKinds {
+			names[i] = string(k)
+		}
+		fes = append(fes, pools.FieldError{Path: "kind", Message: fmt.Sprintf("%q is not a kind the audit log records: one of %s", f.Kind, strings.Join(names, ", "))})
+	}
 	for _, t := range []struct {
 		name string
 		dst  *time.Time
