@@ -3,7 +3,7 @@
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 PKGS := ./...
 
-.PHONY: all build run test vet fmt bench bench-dns bench-xdp xdp-object fuzz clean check-deploy lab
+.PHONY: all build run test deps vet fmt bench bench-dns bench-xdp xdp-object fuzz clean check-deploy lab
 
 all: build
 
@@ -19,7 +19,12 @@ run: build
 vet:
 	$(GO) vet $(PKGS)
 
-test: vet
+deps:
+	@sh scripts/install-deps.sh --if-missing
+
+# Installs what the tests run (dig, PostgreSQL, chromium...) first when one is
+# missing: as root on Debian or Ubuntu it runs apt-get, else it says how.
+test: deps vet
 	$(GO) test -race -count=1 -timeout 25m $(PKGS)
 	cd integration/acme && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 

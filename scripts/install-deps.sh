@@ -11,7 +11,35 @@
 #   iproute2, nftables       the fault lab (lab/, make lab): namespaces, veth, cut paths
 #   ethtool, iputils-ping    the XDP tests' veth lab (root only)
 # Run as root (sudo scripts/install-deps.sh). Nothing is configured.
+#
+# With --if-missing (what `make test` runs first) it installs only when one
+# of the commands the tests run is missing, and says the one command to run
+# when it is not root or not on Debian or Ubuntu.
 set -eu
+
+if [ "${1:-}" = --if-missing ]; then
+	missing=""
+	for c in make gcc git dig delv nsupdate kdig ip nft ethtool ping; do
+		command -v "$c" >/dev/null 2>&1 || missing="$missing $c"
+	done
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing="$missing postgresql"
+	command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing="$missing chromium"
+	command -v chromedriver >/dev/null 2>&1 || missing="$missing chromedriver"
+	[ -z "$missing" ] && exit 0
+	like="$(. /etc/os-release 2>/dev/null && echo "${ID:-} ${ID_LIKE:-}")"
+	case " $like " in
+	*" debian "* | *" ubuntu "*) ;;
+	*)
+		echo "install-deps: the tests need:$missing (install them with your package manager)" >&2
+		exit 1
+		;;
+	esac
+	if [ "$(id -u)" != 0 ]; then
+		echo "install-deps: the tests need:$missing; run: sudo $0" >&2
+		exit 1
+	fi
+	echo "install-deps: installing what the tests need:$missing" >&2
+fi
 
 pkgs="make gcc libc6-dev git bind9-dnsutils knot-dnsutils postgresql iproute2 nftables ethtool iputils-ping"
 . /etc/os-release
