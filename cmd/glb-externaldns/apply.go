@@ -35,8 +35,9 @@ type recKey struct{ name, typ string }
 const writeAttempts = 20
 
 // workers is how many sets are written at once: the writes are small and
-// the time goes to round trips.
-const workers = 8
+// the time goes to round trips and commits, which glb's stores share
+// between concurrent writes.
+const workers = 32
 
 // ApplyChanges makes glb hold what the plan asks, changing only what this
 // owner made. Each set (name, set identifier) is applied on its own, so

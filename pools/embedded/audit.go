@@ -24,10 +24,11 @@ var (
 var auditBuckets = [][]byte{auditBucket, auditHealthBucket, tokenBucket, tokenHashBucket}
 
 // audited runs a write with the rules over a recording transaction and
-// appends its audit entry in the same bbolt transaction.
+// appends its audit entry in the same bbolt transaction, which concurrent
+// writes may share (batch).
 func (s *Store) audited(ctx context.Context, k pools.Kind, fn func(*pools.Recorder) (id string, rev int64, err error)) (int64, error) {
 	var rev int64
-	err := s.update(ctx, func(tx *bbolt.Tx) error {
+	err := s.batch(ctx, func(tx *bbolt.Tx) error {
 		rec := pools.Recording(txn{tx})
 		id, r, err := fn(rec)
 		if err != nil {

@@ -104,6 +104,19 @@ func (s *Store) update(ctx context.Context, fn func(*bbolt.Tx) error) error {
 	return unavailable(s.db.Update(fn))
 }
 
+// batch runs a configuration write in a transaction it may share with
+// the writes that arrive with it (bbolt's Batch): a commit costs two
+// fsyncs, and writers arriving together (several clients, or one syncing a
+// whole cluster with requests in parallel) then pay them once. fn may run
+// again, alone, when another write of its batch fails, so it only
+// touches tx and the variables it sets afresh.
+func (s *Store) batch(ctx context.Context, fn func(*bbolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return unavailable(err)
+	}
+	return unavailable(s.db.Batch(fn))
+}
+
 func knownKind(k pools.Kind) error {
 	if pools.New(k) == nil {
 		return fmt.Errorf("unknown kind %q: %w", k, pools.ErrNotFound)
