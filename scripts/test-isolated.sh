@@ -33,6 +33,8 @@ echo "test-isolated: make test on a fresh clone of $(git -C "$tmp/glb" rev-parse
 # The ACME test is a module of its own (lego and Pebble stay out of glb's
 # go.mod): its modules too.
 (cd "$tmp/glb/integration/acme" && go mod download)
+# And the ExternalDNS test's, a module of its own for the same reason.
+(cd "$tmp/glb/integration/externaldns" && go mod download)
 
 unshare -n -- env -u DATABASE_URL GOPROXY=off TMPDIR="$tmp/tmp" bash -c '
 set -euo pipefail
