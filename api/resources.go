@@ -33,12 +33,6 @@ type resultInfo struct {
 	TotalPages int `json:"total_pages"`
 }
 
-// Paging limits, the same as the store's.
-const (
-	defaultPerPage = 20
-	maxPerPage     = 1000
-)
-
 // patchAttempts bounds how often a PATCH without If-Match re-reads and
 // re-applies itself when a concurrent write moved the revision between
 // its read and its write.
@@ -74,7 +68,7 @@ func (h resource) list(w http.ResponseWriter, r *http.Request) {
 
 // parsePage reads ?page= and ?per_page=, reporting both when both are bad.
 func parsePage(r *http.Request) (pools.Page, error) {
-	p := pools.Page{Page: 1, PerPage: defaultPerPage}
+	p := pools.Page{Page: 1, PerPage: pools.DefaultPerPage}
 	var fes []pools.FieldError
 	q := r.URL.Query()
 	if v := q.Get("page"); v != "" {
@@ -86,8 +80,8 @@ func parsePage(r *http.Request) (pools.Page, error) {
 	}
 	if v := q.Get("per_page"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxPerPage {
-			fes = append(fes, pools.FieldError{Path: "per_page", Message: fmt.Sprintf("must be an integer in [1, %d]", maxPerPage)})
+		if err != nil || n < 1 || n > pools.MaxPerPage {
+			fes = append(fes, pools.FieldError{Path: "per_page", Message: fmt.Sprintf("must be an integer in [1, %d]", pools.MaxPerPage)})
 		}
 		p.PerPage = n
 	}

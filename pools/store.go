@@ -62,7 +62,7 @@ func New(k Kind) Object {
 // Page selects one page of a list, ordered by creation time then id.
 type Page struct {
 	Page    int // 1-based; 0 means 1
-	PerPage int // 0 means 20; at most 1000
+	PerPage int // 0 means DefaultPerPage; at most MaxPerPage
 }
 
 // ListResult is one page and the total count.

@@ -41,19 +41,24 @@ func (k Kind) Singular() string {
 	return s
 }
 
+// Page sizes: the default and the largest, the same for the stores, the
+// API and its clients.
+const (
+	DefaultPerPage = 20
+	MaxPerPage     = 1000
+)
+
 // Bounds turns a page into an offset and a limit with the documented
-// defaults (page 1, 20 per page, at most 1000).
+// defaults (page 1, DefaultPerPage, at most MaxPerPage).
 func (p Page) Bounds() (offset, limit int) {
 	page, per := p.Page, p.PerPage
 	if page < 1 {
 		page = 1
 	}
 	if per < 1 {
-		per = 20
+		per = DefaultPerPage
 	}
-	if per > 1000 {
-		per = 1000
-	}
+	per = min(per, MaxPerPage)
 	return (page - 1) * per, per
 }
 

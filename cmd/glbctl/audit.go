@@ -30,7 +30,7 @@ func runAudit(ctx context.Context, args []string, env func(string) string, stdou
 		fs.Func(f.name, f.usage, func(v string) error { q.Set(f.name, v); return nil })
 	}
 	page := fs.Int("page", 1, "page of results")
-	perPage := fs.Int("per-page", 20, "entries per page (at most 1000)")
+	perPage := fs.Int("per-page", 20, fmt.Sprintf("entries per page (at most %d)", pools.MaxPerPage))
 	pos, err := parseFlags(fs, args, &c, outputs...)
 	if err != nil {
 		return usageError(stderr, err)

@@ -41,7 +41,7 @@ func newClient(c common) (*client, error) {
 		base:    strings.TrimSuffix(c.server, "/"),
 		token:   token,
 		http:    &http.Client{Timeout: 30 * time.Second},
-		perPage: maxPerPage,
+		perPage: pools.MaxPerPage,
 	}, nil
 }
 
@@ -123,9 +123,6 @@ func (c *client) result(ctx context.Context, path string, out any) error {
 	}
 	return nil
 }
-
-// maxPerPage is the API's largest page (api.maxPerPage).
-const maxPerPage = 1000
 
 // list returns every object of a kind, in the API's raw JSON, reading
 // page after page.
