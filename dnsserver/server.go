@@ -240,6 +240,8 @@ func (s *Server) Publish(snap *Snapshot) {
 }
 
 // sameChildren reports whether load balancer b of snapshot bs counts into
+// (the reuse rules of every step: docs/architecture.md, "What an update
+// shares")
 // the same children as a of as: the same name, the same pool indices under
 // the same pool names.
 func sameChildren(a *steering.LB, as *steering.Snapshot, b *steering.LB, bs *steering.Snapshot) bool {

@@ -27,7 +27,8 @@ func (s *Snapshot) Rebuilt() []int32 { return s.rebuilt }
 // changed since prev: the pools whose configuration changed or that are
 // in healthChanged (pool ids whose origins' health or RTT changed, as
 // pools.ChangedPools finds them), and the load balancers that changed or
-// use such a pool. Everything else is shared with prev, which stays
+// use such a pool (the reuse rules of every step: docs/architecture.md,
+// "What an update shares"). Everything else is shared with prev, which stays
 // valid. The result answers exactly as Compile(cfg, h) would, with the
 // options of prev.
 func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged map[string]bool) (*Snapshot, error) {

@@ -286,7 +286,8 @@ func (n *node) apply(cfg *pools.Config, fromStore bool) {
 }
 
 // sameList reports whether two lists are the same slice (Config.Apply
-// shares the lists a change set does not touch).
+// shares the lists a change set does not touch; the reuse rules of every
+// step are in docs/architecture.md, "What an update shares").
 func sameList[T any](a, b []T) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
