@@ -63,6 +63,9 @@ stop_server() {
   kill -KILL "$SPID" 2>/dev/null || true
   wait "$SPID" 2>/dev/null || true
   SPID=""
+  # knotd leaves its XDP program on the interface when it stops (glbd's
+  # goes with its process): remove it, or the next server cannot attach.
+  ip -n "$NS_S" link set dev "$IF_S" xdp off 2>/dev/null || true
 }
 cleanup() {
   stop_server
@@ -208,7 +211,10 @@ profile() { # name load: a whole-machine profile beside a run
   local pp=$!
   C kxdpgun -t "$DURATION" -Q "$load" -i "$RUNDIR/queries.txt" -I "$IF_C" -L "$MAC_C" -R "$MAC_S" -l "$ADDR_C" "$ADDR_S" >/dev/null 2>&1 || true
   wait "$pp" || true
-  perf report -i "$RUNDIR/perf-$name.data" --stdio --no-children --sort comm,dso,symbol --percent-limit 1 2>/dev/null |
+  # Where glbd's own CPU goes (other processes on a shared machine
+  # would drown it), shares of glbd's samples.
+  perf report -i "$RUNDIR/perf-$name.data" --stdio --no-children --comms glbd --percentage relative \
+    --sort dso,symbol --percent-limit 1 -g none 2>/dev/null |
     grep -v '^$' | grep -v '^#' | grep '%' | head -40 >"$RUNDIR/perf-$name.txt" || true
   log "profile of $name at $load q/s: $RUNDIR/perf-$name.txt"
 }
