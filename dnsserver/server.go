@@ -240,10 +240,10 @@ func (s *Server) Publish(snap *Snapshot) {
 }
 
 // sameChildren reports whether load balancer b of snapshot bs counts into
-// (the reuse rules of every step: docs/architecture.md, "What an update
-// shares")
 // the same children as a of as: the same name, the same pool indices under
 // the same pool names.
+// The reuse rules of every step are in docs/architecture.md, "What an
+// update shares".
 func sameChildren(a *steering.LB, as *steering.Snapshot, b *steering.LB, bs *steering.Snapshot) bool {
 	if a == b {
 		return true // kept by steering.Update: none of its pools changed
