@@ -154,6 +154,10 @@ func (l *LB) UseECS() bool {
 	return false
 }
 
+// PreferECS is the load balancer's location_strategy.prefer_ecs, the
+// setting UseECS decides by.
+func (l *LB) PreferECS() pools.PreferECS { return l.preferECS }
+
 // Revision is the configuration revision the snapshot was built from.
 func (s *Snapshot) Revision() int64 { return s.revision }
 

@@ -19,6 +19,11 @@ type explanation struct {
 	ECS       string         `json:"ecs"`
 	LocatedBy string         `json:"located_by"`
 	Decision  steering.Trace `json:"decision"`
+	Ignored   []struct {
+		What    string `json:"what"`
+		Setting string `json:"setting"`
+		Reason  string `json:"reason"`
+	} `json:"ignored"`
 }
 
 func runExplain(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
@@ -71,6 +76,9 @@ func printExplanation(w io.Writer, e *explanation) {
 		query += ", ECS " + e.ECS
 	}
 	fmt.Fprintf(w, "query          %s %s, located by %s\n", query, d.Client.QueryType, e.LocatedBy)
+	for _, ig := range e.Ignored {
+		fmt.Fprintf(w, "ignored        %s: %s\n", ig.What, ig.Reason)
+	}
 	var loc []string
 	for _, kv := range [][2]string{{"zone", d.Client.Zone}, {"region", d.Client.Region}, {"country", d.Client.Country},
 		{"subdivision", d.Client.Subdivision}, {"continent", d.Client.Continent}} {

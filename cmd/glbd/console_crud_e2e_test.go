@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,6 +17,15 @@ func selectByText(sel, text string) chromedp.Action {
 	var ok bool
 	return chromedp.Evaluate(fmt.Sprintf(`(() => { const s = document.querySelector(%q);
 		const o = [...s.options].find((o) => o.text === %q); if (!o) return false; s.value = o.value; return true; })()`, sel, text), &ok)
+}
+
+// nextTab leaves the page of the tab in use, closing its event stream
+// (the browser keeps six connections per server, and every console page
+// holds one), and opens a new tab with a deadline of its own.
+func nextTab(t *testing.T, ctx context.Context) context.Context {
+	t.Helper()
+	drive(t, ctx, "leave the page", chromedp.Navigate("about:blank"))
+	return browserTab(t)
 }
 
 // TestConsoleFromEmpty: on a node with nothing configured, the console
@@ -61,7 +71,7 @@ func TestConsoleFromEmpty(t *testing.T) {
 	// The pool: a typo in the second origin's address is refused beside
 	// that address, then corrected. (A tab per part: each has its own
 	// deadline.)
-	ctx = browserTab(t)
+	ctx = nextTab(t, ctx)
 	var addrErr string
 	drive(t, ctx, "create the pool with a typo",
 		chromedp.Navigate(ui+"#overview"), chromedp.WaitVisible(`#first-steps`),
@@ -87,7 +97,7 @@ func TestConsoleFromEmpty(t *testing.T) {
 
 	// The network that places this machine's clients in Great Britain:
 	// UK is refused with the code meant.
-	ctx = browserTab(t)
+	ctx = nextTab(t, ctx)
 	var countryErr string
 	drive(t, ctx, "create the network with UK",
 		chromedp.Navigate(ui+"#config"), chromedp.WaitVisible(`#new-networks`),
@@ -123,7 +133,7 @@ func TestConsoleFromEmpty(t *testing.T) {
 
 	// The overview tells where each mapping is answered from now, and the
 	// origin no monitor checks reads "not checked".
-	ctx = browserTab(t)
+	ctx = nextTab(t, ctx)
 	var gbNow, weuNow, usState, usText string
 	drive(t, ctx, "the geo overview", chromedp.Navigate(ui+"#overview"),
 		waitFor(`!!document.querySelector('tr[data-mapping="GB"]') && document.querySelector('tr[data-pool="web-eu"] li[data-origin="eu-2"]')?.dataset.state === "up"`, 20*time.Second),
@@ -139,11 +149,27 @@ func TestConsoleFromEmpty(t *testing.T) {
 		t.Errorf("the unchecked origin reads %q (state %q)", usText, usState)
 	}
 
+	// A deep link to explain fills the form and explains at once; the
+	// ECS subnet that the default prefer_ecs sets aside is named, and the
+	// sets have their legend.
+	ctx = nextTab(t, ctx)
+	var ign, legend string
+	drive(t, ctx, "explain by deep link",
+		chromedp.Navigate(ui+"#explain?lb=www.glb.example.com&client=198.51.100.7&ecs=127.0.0.0/24"),
+		chromedp.WaitVisible(`#x-ignored li[data-what="ecs"]`),
+		chromedp.Text(`#x-ignored`, &ign), chromedp.Text(`dl.legend`, &legend))
+	if !strings.Contains(ign, "127.0.0.0/24 was not used") || !strings.Contains(ign, "prefer_ecs is proximity") {
+		t.Errorf("explain's ignored list reads %q", ign)
+	}
+	if !strings.Contains(legend, "original eligible") || !strings.Contains(legend, "modified eligible") {
+		t.Errorf("the sets' legend reads %q", legend)
+	}
+
 	// Stopping eu-1 and eu-2 moves the GB mapping to the next pool in
 	// its order (the default pool web-us), and the overview says so.
 	origins[0].stop()
 	origins[1].stop()
-	drive(t, ctx, "the GB mapping fails over",
+	drive(t, ctx, "the GB mapping fails over", chromedp.Navigate(ui+"#overview"),
 		waitFor(`document.querySelector('tr[data-mapping="GB"]')?.dataset.now === "web-us"`, 30*time.Second))
 
 	drive(t, ctx, "the unchecked pool's page",
@@ -157,7 +183,7 @@ func TestConsoleFromEmpty(t *testing.T) {
 
 	// Edit and delete: the network is removed from its edit page with
 	// If-Match, and a pool still in use refuses with who uses it.
-	ctx = browserTab(t)
+	ctx = nextTab(t, ctx)
 	var used string
 	drive(t, ctx, "delete a pool in use", chromedp.Navigate(ui+"#overview"), chromedp.WaitVisible(`#nav-config`),
 		chromedp.Click(`#nav-config`), chromedp.WaitVisible(`section[data-kind=pools] a`),

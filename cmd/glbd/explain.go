@@ -44,7 +44,41 @@ func (e explainer) Explain(ctx context.Context, lbID string, client netip.Addr, 
 	}
 	c.snap.Decide(lb, &req, steering.FastRand{}, &ans, &out.Decision)
 	out.DNSSEC = explainDNSSEC(c.snap.Config(), lb.ZoneID())
+	out.Ignored = ignored(lb, ecs, locate, req.Client.Known(), len(e.geo.Databases()) > 0)
 	return out, nil
+}
+
+// ignored says what the decision did without: an ECS subnet the load
+// balancer's prefer_ecs set aside (or the client opted out with), and a
+// client that no network or GeoIP entry placed.
+func ignored(lb *steering.LB, ecs, locate netip.Prefix, known, geoip bool) []api.ExplainIgnored {
+	out := []api.ExplainIgnored{}
+	switch {
+	case !ecs.IsValid():
+	case ecs.Bits() == 0:
+		out = append(out, api.ExplainIgnored{What: "ecs", Reason: fmt.Sprintf(
+			"the ECS subnet %s has source prefix 0: the client opted out of ECS (RFC 7871 §7.1.2), so the resolver's address %s located it", ecs, locate.Addr())})
+	case !lb.UseECS():
+		why := map[pools.PreferECS]string{
+			pools.PreferECSNever:     "never, so ECS is never used",
+			pools.PreferECSProximity: "proximity (the default), which uses ECS only with proximity steering",
+			pools.PreferECSGeo:       "geo, which uses ECS only with geo steering",
+		}[lb.PreferECS()]
+		out = append(out, api.ExplainIgnored{What: "ecs", Setting: "location_strategy.prefer_ecs", Reason: fmt.Sprintf(
+			"the ECS subnet %s was not used: prefer_ecs is %s, and this load balancer steers by %s; the resolver's address %s located the client. Set prefer_ecs to always (or to the steering policy) to locate clients by their subnet",
+			ecs, why, lb.Policy(), locate.Addr())})
+	}
+	if !known {
+		msg := fmt.Sprintf("no operator network and no GeoIP entry covers %s, so the client's location is unknown", locate)
+		if !geoip {
+			msg = fmt.Sprintf("no operator network covers %s and this node has no GeoIP database (--geoip-db), so the client's location is unknown", locate)
+		}
+		if lb.Policy() != pools.SteeringOff && lb.Policy() != pools.SteeringRandom {
+			msg += fmt.Sprintf(": %s steering answers it from default_pools in their order", lb.Policy())
+		}
+		out = append(out, api.ExplainIgnored{What: "location", Reason: msg})
+	}
+	return out
 }
 
 // snapshot is the snapshot the DNS server serves and how it locates a

@@ -66,11 +66,13 @@ async function draw(render, gen, focus) {
 // where reads the page and its argument from the location's fragment:
 // #pool/<id>, #audit/kind=pools&page=2.
 // #explain?lb=www&client=198.51.100.7 passes its query as the argument.
+// The query is cut off first: its values may hold a "/" (ecs=.../24).
 function where() {
-  let [name, ...rest] = location.hash.slice(1).split('/');
-  let arg = rest.join('/');
-  const q = name.indexOf('?');
-  if (q >= 0) { arg = name.slice(q + 1); name = name.slice(0, q); }
+  const h = location.hash.slice(1), q = h.indexOf('?');
+  const query = q >= 0 ? h.slice(q + 1) : '';
+  const [name, ...rest] = (q >= 0 ? h.slice(0, q) : h).split('/');
+  const path = rest.join('/');
+  const arg = query ? (path ? `${path}?${query}` : query) : path;
   return { name: pages[name] ? name : 'overview', arg };
 }
 
