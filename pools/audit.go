@@ -191,6 +191,8 @@ func (r *Recorder) Entry(ctx context.Context, rev int64, k Kind, id string, now 
 		action = ActionCreate
 	case after == nil:
 		action = ActionDelete
+	case k == KindShift && after.(*Shift).EndedAt != nil && before.(*Shift).EndedAt == nil:
+		action = ActionEnd
 	}
 	return NewAuditEntry(ctx, rev, action, k, id, before, after, now)
 }

@@ -65,6 +65,7 @@ func (cfg *Config) Apply(cs *ChangeSet) (*Config, error) {
 	out.Pools = applyKind(cfg.Pools, byKind[KindPool], func(p *Pool) string { return p.ID })
 	out.LoadBalancers = applyKind(cfg.LoadBalancers, byKind[KindLoadBalancer], func(l *LoadBalancer) string { return l.ID })
 	out.Networks = applyKind(cfg.Networks, byKind[KindNetwork], func(n *Network) string { return n.ID })
+	out.Shifts = applyKind(cfg.Shifts, byKind[KindShift], func(s *Shift) string { return s.ID })
 	return &out, nil
 }
 

@@ -88,6 +88,7 @@ func join(prefix, field string) string {
 func IsDomainError(err error) bool {
 	var ve *ValidationError
 	var ce *ConflictError
-	return err == nil || errors.As(err, &ve) || errors.As(err, &ce) ||
+	var se *SafetyError
+	return err == nil || errors.As(err, &ve) || errors.As(err, &ce) || errors.As(err, &se) ||
 		errors.Is(err, ErrNotFound) || errors.Is(err, ErrStale) || errors.Is(err, ErrUnavailable)
 }

@@ -16,6 +16,9 @@ const (
 // Kinds lists every resource kind in dependency order (referenced first).
 var Kinds = []Kind{KindZone, KindMonitor, KindPool, KindLoadBalancer, KindNetwork}
 
+// StoredKinds are every kind a store keeps: Kinds and shifts.
+var StoredKinds = append(append([]Kind{}, Kinds...), KindShift)
+
 // Object is any stored resource.
 type Object interface {
 	Kind() Kind
@@ -55,6 +58,8 @@ func New(k Kind) Object {
 		return &l
 	case KindNetwork:
 		return &Network{}
+	case KindShift:
+		return &Shift{}
 	}
 	return nil
 }
@@ -125,6 +130,7 @@ type Store interface {
 	TSIGKeyStore      // tsig.go
 	KeyStore          // dnssec_store.go
 	CookieSecretStore // cookie_secret.go
+	ShiftStore        // shift.go
 
 	Close() error
 }

@@ -130,6 +130,26 @@ type Pool struct {
 	Origins        []Origin       `json:"origins"`
 	// Owner names the tool that manages the pool (see MaxOwnerLen).
 	Owner string `json:"owner,omitempty"`
+	// LoadShedding moves a share of the traffic that would come to this
+	// pool on to the next candidate (Cloudflare's load_shedding).
+	LoadShedding LoadShedding `json:"load_shedding"`
+}
+
+// ShedPolicy says which queries a pool sheds.
+type ShedPolicy string
+
+const (
+	// ShedRandom: each query is shed with the given odds.
+	ShedRandom ShedPolicy = "random"
+	// ShedHash: by a hash of the client subnet, so a client sticks.
+	ShedHash ShedPolicy = "hash"
+)
+
+// LoadShedding is a pool's load_shedding object; 0 % (the default) sheds
+// nothing.
+type LoadShedding struct {
+	DefaultPercent float64    `json:"default_percent"`
+	DefaultPolicy  ShedPolicy `json:"default_policy"`
 }
 
 // Origin is one server of a pool.
@@ -228,6 +248,42 @@ type LoadBalancer struct {
 	Answers int `json:"answers"` // default 1
 	// Owner names the tool that manages the load balancer (see MaxOwnerLen).
 	Owner string `json:"owner,omitempty"`
+	// AllDown is what is answered when none of the steering pools serves.
+	AllDown AllDown `json:"all_down"`
+	// Safety are the rules a shift must keep for this load balancer.
+	Safety Safety `json:"safety"`
+}
+
+// AllDownAction is what a load balancer answers when every candidate
+// pool is down (or shifted).
+type AllDownAction string
+
+const (
+	// AllDownFallback: the fallback pool, whatever its health (fail open).
+	AllDownFallback AllDownAction = "fallback"
+	// AllDownNoData: NOERROR, no answer, the SOA in authority.
+	AllDownNoData AllDownAction = "nodata"
+	// AllDownRefused: REFUSED.
+	AllDownRefused AllDownAction = "refused"
+	// AllDownAddresses: fixed "sorry" addresses.
+	AllDownAddresses AllDownAction = "addresses"
+)
+
+// AllDown is a load balancer's all_down object.
+type AllDown struct {
+	Action    AllDownAction `json:"action"`
+	Addresses []string      `json:"addresses,omitempty"`
+}
+
+// Safety holds a load balancer's shift safety rules.
+type Safety struct {
+	// MinServingPools of its steering pools (default, region and country
+	// pools; not the fallback) must stay serving. Default 1; 0 turns the
+	// rule off.
+	MinServingPools int `json:"min_serving_pools"`
+	// MaxShiftedZones: at most this many zones shifted at once for it; 0
+	// (the default) sets no limit.
+	MaxShiftedZones int `json:"max_shifted_zones"`
 }
 
 // MaxOwnerLen bounds an owner label. An owner is a free label, empty for
@@ -265,7 +321,8 @@ func DefaultMonitor() Monitor {
 
 // DefaultPool returns a pool with Cloudflare's defaults.
 func DefaultPool() Pool {
-	return Pool{Enabled: true, MinimumOrigins: 1, OriginSteering: OriginSteering{Policy: OriginRandom}}
+	return Pool{Enabled: true, MinimumOrigins: 1, OriginSteering: OriginSteering{Policy: OriginRandom},
+		LoadShedding: LoadShedding{DefaultPolicy: ShedRandom}}
 }
 
 // DefaultOrigin returns an origin with Cloudflare's defaults.
@@ -280,6 +337,8 @@ func DefaultLoadBalancer() LoadBalancer {
 		LocationStrategy: LocationStrategy{PreferECS: PreferECSProximity},
 		ZonalAffinity:    ZonalAffinity{Spillover: AffinityDisabled},
 		Answers:          1,
+		AllDown:          AllDown{Action: AllDownFallback},
+		Safety:           Safety{MinServingPools: 1},
 	}
 }
 
@@ -363,4 +422,7 @@ type Config struct {
 	// DNSSECKeys are every zone's keys (private parts included), read in
 	// the same transaction as the rest.
 	DNSSECKeys []ZoneKey `json:"dnssec_keys,omitempty"`
+	// Shifts are every stored shift, ended ones included (steering keeps
+	// those in force at the time it compiles).
+	Shifts []Shift `json:"shifts,omitempty"`
 }

@@ -276,6 +276,7 @@ func (p *Pool) Validate(refs References) error {
 		e.add("origin_steering.policy", "must be random or hash")
 	}
 	checkOwner(&e, "owner", p.Owner)
+	checkShedding(&e, p.LoadShedding)
 	if len(p.Origins) == 0 {
 		e.add("origins", "at least one origin is required")
 	}
@@ -450,6 +451,13 @@ func (l *LoadBalancer) Validate(refs References) error {
 	if l.Answers < 0 || l.Answers > MaxOriginsPerPool {
 		e.add("answers", "must be in [0, %d]", MaxOriginsPerPool)
 	}
+	checkAllDown(&e, l.AllDown)
+	if l.Safety.MinServingPools < 0 {
+		e.add("safety.min_serving_pools", "must not be negative")
+	}
+	if l.Safety.MaxShiftedZones < 0 {
+		e.add("safety.max_shifted_zones", "must not be negative")
+	}
 	return e.err()
 }
 
@@ -493,4 +501,41 @@ func ParseCIDR(s string) (netip.Prefix, string) {
 		return netip.Prefix{}, fmt.Sprintf("%q: %q is not an IPv4 or IPv6 address", s, addr)
 	}
 	return netip.Prefix{}, fmt.Sprintf("%q: prefix length %q is not a number in [0, %d]", s, bits, ip.BitLen())
+}
+
+func checkShedding(e *errs, ls LoadShedding) {
+	if ls.DefaultPercent < 0 || ls.DefaultPercent > 100 || ls.DefaultPercent != ls.DefaultPercent {
+		e.add("load_shedding.default_percent", "must be in [0, 100]")
+	}
+	switch ls.DefaultPolicy {
+	case ShedRandom, ShedHash:
+	default:
+		e.add("load_shedding.default_policy", "must be random or hash")
+	}
+}
+
+// MaxSorryAddresses bounds all_down.addresses.
+const MaxSorryAddresses = 16
+
+func checkAllDown(e *errs, a AllDown) {
+	switch a.Action {
+	case AllDownFallback, AllDownNoData, AllDownRefused:
+		if len(a.Addresses) > 0 {
+			e.add("all_down.addresses", "only with action addresses")
+		}
+	case AllDownAddresses:
+		if len(a.Addresses) == 0 {
+			e.add("all_down.addresses", "at least one address is required with action addresses")
+		}
+		if len(a.Addresses) > MaxSorryAddresses {
+			e.add("all_down.addresses", "at most %d addresses", MaxSorryAddresses)
+		}
+		for i, s := range a.Addresses {
+			if ip, err := netip.ParseAddr(s); err != nil || ip.Zone() != "" {
+				e.add(fmt.Sprintf("all_down.addresses[%d]", i), "not an IPv4 or IPv6 address")
+			}
+		}
+	default:
+		e.add("all_down.action", "must be one of fallback, nodata, refused, addresses")
+	}
 }

@@ -52,8 +52,8 @@ func Open(path string) (*Store, error) {
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		names := append(append([][]byte{metaBucket}, healthBuckets...), auditBuckets...)
-		names = append(names, tsigBucket)
-		for _, k := range pools.Kinds {
+		names = append(names, tsigBucket, shiftExpiryBucket)
+		for _, k := range pools.StoredKinds {
 			names = append(names, objectBucket(k), orderBucket(k), uniqueBucket(k))
 		}
 		for _, n := range names {
@@ -226,11 +226,11 @@ func (s *Store) Delete(ctx context.Context, k pools.Kind, id string, ifRevision 
 func (s *Store) Config(ctx context.Context) (*pools.Config, error) {
 	cfg := &pools.Config{
 		Zones: []pools.Zone{}, Monitors: []pools.Monitor{}, Pools: []pools.Pool{},
-		LoadBalancers: []pools.LoadBalancer{}, Networks: []pools.Network{},
+		LoadBalancers: []pools.LoadBalancer{}, Networks: []pools.Network{}, Shifts: []pools.Shift{},
 	}
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		cfg.Revision = revision(tx)
-		for _, k := range pools.Kinds {
+		for _, k := range pools.StoredKinds {
 			err := each(tx, k, func(o pools.Object) {
 				switch v := o.(type) {
 				case *pools.Zone:
@@ -243,6 +243,8 @@ func (s *Store) Config(ctx context.Context) (*pools.Config, error) {
 					cfg.LoadBalancers = append(cfg.LoadBalancers, *v)
 				case *pools.Network:
 					cfg.Networks = append(cfg.Networks, *v)
+				case *pools.Shift:
+					cfg.Shifts = append(cfg.Shifts, *v)
 				}
 			})
 			if err != nil {

@@ -265,6 +265,9 @@ func (s *Store) Config(ctx context.Context) (*pools.Config, error) {
 		if cfg.Networks, err = readAll[pools.Network](ctx, tx, pools.KindNetwork); err != nil {
 			return err
 		}
+		if cfg.Shifts, err = readAll[pools.Shift](ctx, tx, pools.KindShift); err != nil {
+			return err
+		}
 		cfg.DNSSECKeys, err = allZoneKeys(ctx, tx)
 		return err
 	})

@@ -210,6 +210,11 @@ func (t *txn) Put(o, _ pools.Object) error {
 			column{"country", "text", v.Country},
 			column{"latitude", "float8", v.Latitude},
 			column{"longitude", "float8", v.Longitude})
+	case *pools.Shift:
+		return t.upsert("shifts", m, doc,
+			column{"starts_at", "timestamptz", v.StartsAt},
+			column{"expires_at", "timestamptz", v.ExpiresAt},
+			column{"ended_at", "timestamptz", v.EndedAt})
 	}
 	return fmt.Errorf("put: unknown kind %q", o.Kind())
 }

@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"ZoneCuts", testZoneCuts},
 		{"ChangeFeed", testChanges},
 		{"CookieSecret", testCookieSecret},
+		{"Shifts", testShifts},
 	}
 	tests = append(tests, accessTests...)
 	for _, tc := range tests {

@@ -1,0 +1,54 @@
+package postgres
+
+import (
+	"context"
+
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// StartShift stores s unless guard refuses it; see pools.StartShiftIn.
+func (s *Store) StartShift(ctx context.Context, sh *pools.Shift, guard func([]pools.Shift) error) (*pools.Shift, error) {
+	var out *pools.Shift
+	err := s.audited(ctx, pools.KindShift, func(t *pools.Recorder) (string, int64, error) {
+		tx := t.Tx.(*txn)
+		list := func() ([]pools.Shift, error) { return readAll[pools.Shift](tx.ctx, tx.tx, pools.KindShift) }
+		var rev int64
+		var err error
+		out, rev, err = pools.StartShiftIn(t, sh, guard, list, s.now())
+		if err != nil {
+			return "", 0, err
+		}
+		return out.ID, rev, nil
+	})
+	return out, err
+}
+
+// EndShift ends a shift early; see pools.EndShiftIn.
+func (s *Store) EndShift(ctx context.Context, id string) (*pools.Shift, error) {
+	var out *pools.Shift
+	err := s.audited(ctx, pools.KindShift, func(t *pools.Recorder) (string, int64, error) {
+		var rev int64
+		var err error
+		out, rev, err = pools.EndShiftIn(t, id, s.now())
+		return id, rev, err
+	})
+	return out, err
+}
+
+// RecordShiftExpiry audits sh's expiry once: a partial unique index keeps
+// a second node's entry out.
+func (s *Store) RecordShiftExpiry(ctx context.Context, sh *pools.Shift) error {
+	e, err := pools.ShiftExpiryEntry(ctx, sh)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, func(t *txn) error {
+		_, err := t.tx.Exec(t.ctx, `insert into audit_log (revision, at, actor, method, action, kind, object_id, before, after)
+			values ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb)
+			on conflict (object_id) where kind = 'shifts' and action = 'expire' do nothing`,
+			e.Revision, e.Time, e.Actor, e.Method, e.Action, string(e.Kind), e.ObjectID, string(e.Before), string(e.After))
+		return err
+	})
+}
+

@@ -1,0 +1,113 @@
+package storetest
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// testShifts: a shift is stored with its times, follows the change feed
+// into Config, refuses what its guard refuses (storing nothing), ends
+// early once, and its expiry is audited once however often reported.
+func testShifts(t *testing.T, s pools.Store) {
+	c := ctx(t)
+	sh := &pools.Shift{Target: pools.ShiftTarget{Zone: "zone-1"}, Reason: "bad deploy", Duration: "2h"}
+	if err := sh.Prepare(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	rev0, err := s.Revision(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := errors.New("refused")
+	var seen []pools.Shift
+	if _, err := s.StartShift(c, sh, func(stored []pools.Shift) error { seen = stored; return refused }); !errors.Is(err, refused) {
+		t.Fatalf("guard refused, got %v", err)
+	}
+	if len(seen) != 0 {
+		t.Fatalf("guard saw %d shifts in an empty store", len(seen))
+	}
+	if res, _ := s.List(c, pools.KindShift, pools.Page{}); res.TotalCount != 0 {
+		t.Fatalf("a refused shift was stored: %d", res.TotalCount)
+	}
+	got, err := s.StartShift(c, sh, func(stored []pools.Shift) error { seen = stored; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID == "" || got.Revision != 1 || !got.ExpiresAt.Equal(sh.ExpiresAt) || got.EndedAt != nil {
+		t.Fatalf("stored %+v", got)
+	}
+	// Two shifts started at once: each guard sees the other's when it runs
+	// second, never neither of them.
+	var wg sync.WaitGroup
+	counts := make([]int, 2)
+	for i := range counts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			other := *sh
+			other.Target = pools.ShiftTarget{Zone: "zone-2"}
+			if _, err := s.StartShift(c, &other, func(stored []pools.Shift) error { counts[i] = len(stored); return nil }); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if !(counts[0] == 1 && counts[1] == 2 || counts[0] == 2 && counts[1] == 1) {
+		t.Fatalf("concurrent guards saw %v stored shifts, want 1 and 2", counts)
+	}
+	cs, err := s.Changes(c, rev0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ch := range cs.Changes {
+		found = found || ch.Kind == pools.KindShift && ch.ID == got.ID
+	}
+	if !found {
+		t.Fatalf("change feed since %d lacks the shift: %+v", rev0, cs.Changes)
+	}
+	cfg, err := s.Config(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Shifts) != 3 || cfg.Shifts[0].ID != got.ID {
+		t.Fatalf("config shifts %+v", cfg.Shifts)
+	}
+	ended, err := s.EndShift(c, got.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ended.EndedAt == nil || ended.State(time.Now().Add(time.Millisecond)) != pools.ShiftEnded {
+		t.Fatalf("ended shift %+v", ended)
+	}
+	var ve *pools.ValidationError
+	if _, err := s.EndShift(c, got.ID); !errors.As(err, &ve) {
+		t.Fatalf("ending twice: %v", err)
+	}
+	if _, err := s.EndShift(c, "nope"); !errors.Is(err, pools.ErrNotFound) {
+		t.Fatalf("ending a missing shift: %v", err)
+	}
+	for range 3 {
+		if err := s.RecordShiftExpiry(c, got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log, err := s.Audit(c, pools.AuditFilter{Kind: pools.KindShift, ObjectID: got.ID}, pools.Page{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []string
+	for _, e := range log.Items {
+		actions = append(actions, e.Action)
+	}
+	if len(actions) != 3 || actions[0] != pools.ActionExpire || actions[1] != pools.ActionEnd || actions[2] != pools.ActionCreate {
+		t.Fatalf("audit of the shift, newest first: %v", actions)
+	}
+	if !log.Items[0].Time.Equal(got.ExpiresAt) || log.Items[0].Actor != pools.ActorClock {
+		t.Fatalf("expiry entry %+v", log.Items[0])
+	}
+}
