@@ -102,7 +102,7 @@ const (
 	RuleMaxShiftedZones = "max_shifted_zones"
 )
 
-func (s *Shift) Kind() Kind         { return KindShift }
+func (s *Shift) Kind() Kind        { return KindShift }
 func (s *Shift) ObjectMeta() *Meta { return &s.Meta }
 
 func (s *Shift) UnmarshalJSON(b []byte) error {

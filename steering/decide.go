@@ -59,6 +59,9 @@ type Answer struct {
 	// FailOpen: the chosen pool had no healthy eligible origin, so all its
 	// enabled, weight > 0 origins were used.
 	FailOpen bool
+	// Down is the all_down policy that answered (DownFallback: none did;
+	// the fallback pool answers as it always has).
+	Down Down
 }
 
 // Records returns the chosen origin indices.
@@ -71,27 +74,45 @@ type Rand interface{ Float64() float64 }
 // result into ans and, when tr is not nil, every step into tr. With tr nil
 // it allocates nothing.
 func (s *Snapshot) Decide(lb *LB, req *Request, rnd Rand, ans *Answer, tr *Trace) {
-	ans.Pool, ans.N, ans.CNAME, ans.Fallback, ans.FailOpen = -1, 0, false, false, false
+	ans.Pool, ans.N, ans.CNAME, ans.Fallback, ans.FailOpen, ans.Down = -1, 0, false, false, false, DownFallback
 	ans.TTL = lb.ttl
 	if tr != nil {
 		tr.begin(s, lb, req)
 	}
 
-	// Steps 3 and 4: candidate pools, the first enabled healthy one, else
-	// the fallback pool whatever its health.
+	// Steps 3 and 4: candidate pools, the first serving one (enabled,
+	// healthy, not shifted), else the fallback pool whatever its health.
+	// A serving pool that sheds this query passes it on to the next
+	// serving candidate; with none left it keeps it.
 	var buf [2 * pools.MaxPoolsPerList]int32
 	cands := s.candidates(lb, req, rnd, &buf, tr)
-	pi := int32(-1)
+	pi, chosen, hashShed := int32(-1), -1, false
 	for i, c := range cands {
-		if s.pools[c].ok {
-			pi = c
-			if tr != nil {
-				tr.choose(i)
-			}
+		if !s.serving(lb, c) {
+			continue
+		}
+		pi, chosen = c, i
+		p := s.pools[c]
+		if p.shedShare <= 0 {
+			break
+		}
+		hashShed = hashShed || p.shedHash
+		shed := p.shed(req, rnd)
+		if tr != nil {
+			tr.shed(i, p, shed)
+		}
+		if !shed {
 			break
 		}
 	}
+	if chosen >= 0 && tr != nil {
+		tr.choose(chosen)
+	}
 	if pi < 0 {
+		if lb.allDown != DownFallback {
+			s.allDown(lb, req, ans, tr)
+			return
+		}
 		pi = lb.fallback
 		ans.Fallback = true
 	}
@@ -99,15 +120,21 @@ func (s *Snapshot) Decide(lb *LB, req *Request, rnd Rand, ans *Answer, tr *Trace
 	p := s.pools[pi]
 
 	// Step 5: the original eligible origins, failing open on a pool with
-	// no healthy eligible origin rather than answering nothing.
-	a := p.healthy
+	// no healthy eligible origin rather than answering nothing. Shifted
+	// origins are left out like down ones, and answered only when the
+	// pool has nothing else.
+	out := lb.shiftedOrigins(pi)
+	a := p.healthy &^ out
 	if a == 0 {
-		a = p.configured
+		a = p.configured &^ out
+		if a == 0 {
+			a = p.configured
+		}
 		ans.FailOpen = true
 	}
 
 	// Step 6: zonal affinity.
-	m := s.affinity(lb, p, req.Client.Zone, a, tr)
+	m := s.affinity(lb, p, req.Client.Zone, a, out, tr)
 
 	// Step 7: records of the query's family, ordered by origin steering.
 	var fam uint64
@@ -122,7 +149,7 @@ func (s *Snapshot) Decide(lb *LB, req *Request, rnd Rand, ans *Answer, tr *Trace
 	s.pick(lb, p, req, m&fam, rnd, ans)
 
 	// Step 8: the ECS scope.
-	ans.LocationDependent = lb.locationDependent || p.hashPolicy
+	ans.LocationDependent = lb.locationDependent || p.hashPolicy || hashShed
 	ans.Scope = 0
 	if ans.LocationDependent && ans.N > 0 && req.SourcePrefix > 0 {
 		d := req.Client.Prefix
@@ -131,7 +158,7 @@ func (s *Snapshot) Decide(lb *LB, req *Request, rnd Rand, ans *Answer, tr *Trace
 			// subnet might locate differently, so the answer holds for it alone.
 			d = req.SourcePrefix
 		}
-		if p.hashPolicy {
+		if p.hashPolicy || hashShed {
 			d = max(d, req.Subnet.Bits())
 		}
 		ans.Scope = min(d, req.SourcePrefix)
@@ -141,8 +168,29 @@ func (s *Snapshot) Decide(lb *LB, req *Request, rnd Rand, ans *Answer, tr *Trace
 	}
 }
 
-// affinity applies the zonal affinity table of SPEC §4 to A.
-func (s *Snapshot) affinity(lb *LB, p *pool, zone string, a uint64, tr *Trace) uint64 {
+// allDown answers by lb's all_down policy: no pool, no origin records.
+// The answer depends on the client's location as much as the pool order
+// does, so it gets the scope a positive answer would.
+func (s *Snapshot) allDown(lb *LB, req *Request, ans *Answer, tr *Trace) {
+	ans.Down = lb.allDown
+	ans.LocationDependent = lb.locationDependent
+	ans.Scope = 0
+	if ans.LocationDependent && req.SourcePrefix > 0 {
+		d := req.Client.Prefix
+		if d < 0 {
+			d = req.SourcePrefix
+		}
+		ans.Scope = min(d, req.SourcePrefix)
+	}
+	if tr != nil {
+		tr.allDown(lb, req, ans)
+	}
+}
+
+// affinity applies the zonal affinity table of SPEC §4 to A. Shifted
+// origins (out) count as down: in B and C, not in A; staying within the
+// zone never answers them, so a zone shifted whole spills to A.
+func (s *Snapshot) affinity(lb *LB, p *pool, zone string, a, out uint64, tr *Trace) uint64 {
 	if lb.spillover == pools.AffinityDisabled || zone == "" {
 		if tr != nil {
 			tr.affinity(s, lb, p, zone, a, 0, a)
@@ -161,9 +209,11 @@ func (s *Snapshot) affinity(lb *LB, p *pool, zone string, a uint64, tr *Trace) u
 		i := a & c
 		switch lb.spillover {
 		case pools.AffinityStayWithinZone:
-			m = c
+			m = c &^ out
 			if i != 0 {
 				m = i
+			} else if m == 0 {
+				m = a
 			}
 		case pools.AffinitySpillCrossZone:
 			// |I| / |C| >= r, compared without division so that 4/5 >= 0.8

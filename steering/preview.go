@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"sort"
 
 	"github.com/glb-dns/glb/geodata"
@@ -51,6 +52,9 @@ type Shares struct {
 	// NoRecords is the share of answers without a record: the chosen
 	// pool has no origin of the address family asked for.
 	NoRecords float64 `json:"no_records"`
+	// AllDown is the share answered by the all_down policy (nodata,
+	// refused or the sorry addresses) because no candidate served.
+	AllDown float64 `json:"all_down"`
 }
 
 // ByName maps each pool's name, and "pool/origin" for each origin, to
@@ -106,29 +110,43 @@ func (s *Snapshot) Preview(lb *LB, sample []Sample, qtype QType, locate Locator)
 	for _, c := range sample {
 		req := lb.sampleRequest(c, qtype, locate)
 		for _, d := range draws {
-			w := d.odds / float64(len(sample))
-			s.Decide(lb, &req, fixedRand(d.u), &ans, &tr)
-			a := byPool[tr.Pool.ID]
-			if a == nil {
-				a = &acc{name: tr.Pool.Name, origins: map[string]float64{}}
-				byPool[tr.Pool.ID] = a
-				poolOrder = append(poolOrder, tr.Pool.ID)
-			}
-			a.share += w
-			add := func(name string, v float64) {
-				if _, ok := a.origins[name]; !ok {
-					a.order = append(a.order, name)
+			// Load shedding drawn at random branches the decision: each way
+			// it can go is followed with its odds.
+			paths := [][]bool{nil}
+			for len(paths) > 0 {
+				br := &branchRand{u: d.u, path: paths[0], odds: 1}
+				paths = paths[1:]
+				s.Decide(lb, &req, br, &ans, &tr)
+				for j := len(br.path); j < br.calls; j++ {
+					paths = append(paths, append(slices.Clone(br.taken[:j]), true))
 				}
-				a.origins[name] += v
-			}
-			switch {
-			case len(tr.Origins.Picked) == 0:
-				out.NoRecords += w
-			case tr.Origins.Policy == "hash" && req.Subnet.IsValid():
-				add(tr.Origins.Picked[0], w)
-			default:
-				for _, e := range tr.Origins.Eligible {
-					add(e.Name, w*e.Share)
+				w := d.odds * br.odds / float64(len(sample))
+				if ans.Down != DownFallback {
+					out.AllDown += w
+					continue
+				}
+				a := byPool[tr.Pool.ID]
+				if a == nil {
+					a = &acc{name: tr.Pool.Name, origins: map[string]float64{}}
+					byPool[tr.Pool.ID] = a
+					poolOrder = append(poolOrder, tr.Pool.ID)
+				}
+				a.share += w
+				add := func(name string, v float64) {
+					if _, ok := a.origins[name]; !ok {
+						a.order = append(a.order, name)
+					}
+					a.origins[name] += v
+				}
+				switch {
+				case len(tr.Origins.Picked) == 0:
+					out.NoRecords += w
+				case tr.Origins.Policy == "hash" && req.Subnet.IsValid():
+					add(tr.Origins.Picked[0], w)
+				default:
+					for _, e := range tr.Origins.Eligible {
+						add(e.Name, w*e.Share)
+					}
 				}
 			}
 		}
@@ -191,6 +209,31 @@ func (s *Snapshot) randomOdds(lb *LB) []draw {
 		cum += w
 	}
 	return out
+}
+
+// branchRand draws u for everything but load shedding, which follows path
+// (not shedding beyond it) and multiplies odds by the odds of the way
+// taken.
+type branchRand struct {
+	u     float64
+	path  []bool
+	taken []bool
+	calls int
+	odds  float64
+}
+
+func (b *branchRand) Float64() float64 { return b.u }
+
+func (b *branchRand) branch(p float64) bool {
+	shed := b.calls < len(b.path) && b.path[b.calls]
+	b.calls++
+	b.taken = append(b.taken, shed)
+	if shed {
+		b.odds *= p
+	} else {
+		b.odds *= 1 - p
+	}
+	return shed
 }
 
 // fixedRand draws u every time: the preview fixes the pool draw and reads

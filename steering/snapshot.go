@@ -41,6 +41,10 @@ type Snapshot struct {
 	// rebuilt lists the pool indices Update compiled afresh (nil after a
 	// full Compile: everything is new).
 	rebuilt []int32
+	// now is the clock shifts are judged by (Options.Now).
+	now func() time.Time
+	// nextShift is the next start or end of a shift after built.
+	nextShift time.Time
 }
 
 // originStride is the number of origin slots per pool in the global origin
@@ -97,6 +101,11 @@ type pool struct {
 	zones []zoneMask
 	// rtt per region index (0 = no data) for dynamic_latency.
 	rtt [numRegions]time.Duration
+	// shedShare of the queries that would come here go on to the next
+	// candidate (load_shedding), drawn at random or by the client subnet.
+	shedShare float64
+	shedHash  bool
+	idHash    uint64
 }
 
 // LB is a compiled load balancer.
@@ -125,6 +134,52 @@ type LB struct {
 	locationDependent bool
 	// all is every pool the load balancer refers to, each once, ascending.
 	all []int32
+	// shift is what the shifts in force take from this load balancer's
+	// pools; nil when none touches it.
+	shift *shiftOverlay
+	// allDown is what is answered when no candidate serves; sorry4 and
+	// sorry6 are the addresses of DownAddresses.
+	allDown        Down
+	sorry4, sorry6 []netip.Addr
+}
+
+// Down is what a load balancer answers when none of its candidate pools
+// serves (all_down.action).
+type Down uint8
+
+const (
+	// DownFallback: the fallback pool, whatever its health (the default).
+	DownFallback Down = iota
+	// DownNoData: NOERROR, no answer, the SOA in authority.
+	DownNoData
+	// DownRefused: REFUSED.
+	DownRefused
+	// DownAddresses: the sorry addresses (LB.Sorry).
+	DownAddresses
+)
+
+func (d Down) String() string {
+	switch d {
+	case DownNoData:
+		return string(pools.AllDownNoData)
+	case DownRefused:
+		return string(pools.AllDownRefused)
+	case DownAddresses:
+		return string(pools.AllDownAddresses)
+	}
+	return string(pools.AllDownFallback)
+}
+
+// Sorry returns the all_down addresses of the family asked (nil for other
+// types).
+func (l *LB) Sorry(t QType) []netip.Addr {
+	switch t {
+	case QTypeA:
+		return l.sorry4
+	case QTypeAAAA:
+		return l.sorry6
+	}
+	return nil
 }
 
 // Pools lists the indices of every pool the load balancer refers to (its
@@ -230,6 +285,9 @@ type Options struct {
 	// Region is the node's own region (--region): dynamic_latency ranks
 	// pools by the RTT from it for a client of unknown location.
 	Region string
+	// Now is the clock that says which shifts are in force; nil is
+	// time.Now.
+	Now func() time.Time
 }
 
 // CompileFor is Compile for a node with opts.
@@ -240,11 +298,15 @@ func CompileFor(cfg *pools.Config, h *pools.Health, opts Options) (*Snapshot, er
 	if h == nil {
 		h = &pools.Health{}
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	s := &Snapshot{
 		revision: cfg.Revision,
 		cfg:      cfg,
 		health:   h,
-		built:    time.Now(),
+		built:    opts.Now(),
+		now:      opts.Now,
 		lbIndex:  make(map[string]int32, len(cfg.LoadBalancers)),
 		poolByID: make(map[string]int32, len(cfg.Pools)),
 		region:   regionIndex(opts.Region),
@@ -262,6 +324,7 @@ func CompileFor(cfg *pools.Config, h *pools.Health, opts Options) (*Snapshot, er
 		s.pools = append(s.pools, cp)
 	}
 	zones := zoneNames(cfg)
+	lbs := make([]*LB, 0, len(cfg.LoadBalancers))
 	for i := range cfg.LoadBalancers {
 		l := &cfg.LoadBalancers[i]
 		if !l.Enabled {
@@ -271,6 +334,10 @@ func CompileFor(cfg *pools.Config, h *pools.Health, opts Options) (*Snapshot, er
 		if err != nil {
 			return nil, fmt.Errorf("load balancer %s (%s): %w", l.ID, l.Name, err)
 		}
+		lbs = append(lbs, lb)
+	}
+	s.applyShifts(lbs)
+	for _, lb := range lbs {
 		if err := s.addLB(lb); err != nil {
 			return nil, err
 		}
@@ -324,7 +391,12 @@ func compilePool(p *pools.Pool, idx int32, monitors map[string]bool, h *pools.He
 		origins:    make([]Origin, 0, len(p.Origins)),
 		minimum:    max(p.MinimumOrigins, 1),
 		hashPolicy: p.OriginSteering.Policy == pools.OriginHash,
+		shedShare:  p.LoadShedding.DefaultPercent / 100,
+		shedHash:   p.LoadShedding.DefaultPolicy == pools.ShedHash,
 	}
+	idh := fnv.New64a()
+	idh.Write([]byte(p.ID))
+	cp.idHash = idh.Sum64()
 	if p.Latitude != nil && p.Longitude != nil {
 		cp.hasCoords = true
 		cp.xyz = unitVector(*p.Latitude, *p.Longitude)
@@ -421,6 +493,25 @@ func (s *Snapshot) compileLB(l *pools.LoadBalancer, zones map[string]string) (*L
 	}
 	if lb.ttl == 0 {
 		lb.ttl = 30
+	}
+	switch l.AllDown.Action {
+	case pools.AllDownNoData:
+		lb.allDown = DownNoData
+	case pools.AllDownRefused:
+		lb.allDown = DownRefused
+	case pools.AllDownAddresses:
+		lb.allDown = DownAddresses
+		for _, a := range l.AllDown.Addresses {
+			ip, err := netip.ParseAddr(a)
+			if err != nil {
+				return nil, fmt.Errorf("all_down.addresses: %w", err)
+			}
+			if ip.Unmap().Is4() {
+				lb.sorry4 = append(lb.sorry4, ip.Unmap())
+			} else {
+				lb.sorry6 = append(lb.sorry6, ip)
+			}
+		}
 	}
 	if lb.spillover == "" {
 		lb.spillover = pools.AffinityDisabled

@@ -3,6 +3,8 @@ package steering
 import (
 	"math"
 	"math/bits"
+	"slices"
+	"strings"
 
 	"github.com/glb-dns/glb/pools"
 )
@@ -24,6 +26,29 @@ type Trace struct {
 	// ECSScope is the scope prefix length echoed in an ECS reply.
 	ECSScope          int  `json:"ecs_scope"`
 	LocationDependent bool `json:"location_dependent"`
+	// AllDown is the policy for when no candidate serves, and whether it
+	// answered.
+	AllDown TraceAllDown `json:"all_down"`
+	// Safety lists the safety rules that no longer hold for the load
+	// balancer with the shifts in force and the health of now.
+	Safety []pools.ShiftHarm `json:"safety"`
+}
+
+// TraceAllDown is the load balancer's all_down policy in the decision.
+type TraceAllDown struct {
+	Action    string   `json:"action"`
+	Addresses []string `json:"addresses,omitempty"`
+	// Used: no candidate served and the policy answered.
+	Used   bool   `json:"used"`
+	Result string `json:"result,omitempty"`
+}
+
+// TraceShed is a pool's load shedding in the decision.
+type TraceShed struct {
+	Percent float64 `json:"percent"`
+	Policy  string  `json:"policy"`
+	// Shed: this query went on to the next candidate.
+	Shed bool `json:"shed"`
 }
 
 // TraceLB names the load balancer and its settings that mattered.
@@ -62,8 +87,13 @@ type TraceCandidate struct {
 	MinimumOrigins int      `json:"minimum_origins"`
 	DistanceKm     *float64 `json:"distance_km,omitempty"`
 	RTTMs          *float64 `json:"rtt_ms,omitempty"`
-	Chosen         bool     `json:"chosen"`
-	Reason         string   `json:"reason,omitempty"`
+	// Shifts in force that take this pool, or some of its origins, out of
+	// traffic for this load balancer; ShiftedOrigins names those origins.
+	Shifts         []string   `json:"shifts,omitempty"`
+	ShiftedOrigins []string   `json:"shifted_origins,omitempty"`
+	Shed           *TraceShed `json:"load_shedding,omitempty"`
+	Chosen         bool       `json:"chosen"`
+	Reason         string     `json:"reason,omitempty"`
 }
 
 // TracePool is the chosen pool.
@@ -125,6 +155,8 @@ func (tr *Trace) begin(s *Snapshot, lb *LB, req *Request) {
 	if req.Subnet.IsValid() {
 		tr.Client.Subnet = req.Subnet.String()
 	}
+	tr.allDownPolicy(s, lb)
+	tr.Records = []TraceRecord{}
 }
 
 func (tr *Trace) candidates(s *Snapshot, lb *LB, req *Request, list []int32, geoLen int, geoSrc string, keys []float64) {
@@ -150,9 +182,20 @@ func (tr *Trace) candidates(s *Snapshot, lb *LB, req *Request, list []int32, geo
 				c.RTTMs = &k
 			}
 		}
+		e := lb.shift.entry(pi)
+		if e != nil {
+			c.Shifts = e.ids
+			c.ShiftedOrigins = s.names(p, e.origins)
+			c.HealthyOrigins = bits.OnesCount64(p.healthy &^ e.origins)
+			c.Healthy = s.serving(lb, pi) || e.whole && p.ok
+		}
 		switch {
 		case !p.enabled:
 			c.Reason = "pool disabled"
+		case e != nil && e.whole:
+			c.Reason = "shifted away (shift " + strings.Join(e.ids, ", ") + ")"
+		case !c.Healthy && e != nil:
+			c.Reason = "unhealthy: fewer healthy, unshifted eligible origins than minimum_origins"
 		case !p.ok:
 			c.Reason = "unhealthy: fewer healthy eligible origins than minimum_origins"
 		}
@@ -196,9 +239,57 @@ func (tr *Trace) rttRegion(s *Snapshot, lb *LB, req *Request, r int) {
 
 func (tr *Trace) choose(i int) {
 	tr.Candidates[i].Chosen = true
-	for j := i + 1; j < len(tr.Candidates); j++ {
-		tr.Candidates[j].Reason = "not reached: an earlier pool was chosen"
+	if sh := tr.Candidates[i].Shed; sh != nil && sh.Shed {
+		tr.Candidates[i].Reason = "load shedding drew this query, but no later candidate serves: kept"
 	}
+	for j := i + 1; j < len(tr.Candidates); j++ {
+		if tr.Candidates[j].Reason == "" {
+			tr.Candidates[j].Reason = "not reached: an earlier pool was chosen"
+		}
+	}
+}
+
+func (tr *Trace) shed(i int, p *pool, shed bool) {
+	policy := string(pools.ShedRandom)
+	if p.shedHash {
+		policy = string(pools.ShedHash)
+	}
+	tr.Candidates[i].Shed = &TraceShed{Percent: p.shedShare * 100, Policy: policy, Shed: shed}
+	if shed {
+		tr.Candidates[i].Reason = "load shedding passed this query on to the next serving candidate"
+	}
+}
+
+func (tr *Trace) allDownPolicy(s *Snapshot, lb *LB) {
+	tr.AllDown = TraceAllDown{Action: lb.allDown.String()}
+	for _, a := range append(slices.Clone(lb.sorry4), lb.sorry6...) {
+		tr.AllDown.Addresses = append(tr.AllDown.Addresses, a.String())
+	}
+	tr.Safety = s.SafetyNow(lb)
+	if tr.Safety == nil {
+		tr.Safety = []pools.ShiftHarm{}
+	}
+}
+
+func (tr *Trace) allDown(lb *LB, req *Request, ans *Answer) {
+	tr.AllDown.Used = true
+	switch lb.allDown {
+	case DownNoData:
+		tr.AllDown.Result = "no candidate serves: NODATA (NOERROR, no answer, the SOA in authority)"
+	case DownRefused:
+		tr.AllDown.Result = "no candidate serves: REFUSED"
+	case DownAddresses:
+		tr.AllDown.Result = "no candidate serves: the sorry addresses"
+		for _, a := range lb.Sorry(req.Type) {
+			r := TraceRecord{Origin: "all_down", Type: "A", Value: a.String()}
+			if a.Is6() {
+				r.Type = "AAAA"
+			}
+			tr.Records = append(tr.Records, r)
+		}
+	}
+	tr.Pool = TracePool{Reason: tr.AllDown.Result}
+	tr.TTL, tr.ECSScope, tr.LocationDependent = ans.TTL, ans.Scope, ans.LocationDependent
 }
 
 func (s *Snapshot) names(p *pool, mask uint64) []string {
@@ -238,6 +329,9 @@ func (tr *Trace) affinity(s *Snapshot, lb *LB, p *pool, zone string, a, c, m uin
 func (tr *Trace) finish(s *Snapshot, lb *LB, p *pool, elig uint64, ans *Answer) {
 	tr.Pool = TracePool{ID: p.id, Name: p.name, Fallback: ans.Fallback, FailOpen: ans.FailOpen}
 	switch {
+	case ans.Fallback && lb.allDown == DownFallback && lb.shift != nil:
+		tr.Pool.Reason = "no candidate serves (healthy and not shifted); all_down fallback: the fallback pool answers whatever its health"
+		tr.AllDown.Used = true
 	case ans.Fallback && ans.FailOpen:
 		tr.Pool.Reason = "no candidate healthy; fallback pool unhealthy too: failing open on all its enabled origins"
 	case ans.Fallback && !p.ok:
@@ -259,6 +353,9 @@ func (tr *Trace) finish(s *Snapshot, lb *LB, p *pool, elig uint64, ans *Answer) 
 	for m := elig; m != 0; m &= m - 1 {
 		o := &p.origins[bits.TrailingZeros64(m)]
 		tr.Origins.Eligible = append(tr.Origins.Eligible, TraceWeight{Name: o.Name, Weight: o.Weight, Share: o.Weight / total})
+	}
+	if ans.Fallback {
+		tr.AllDown.Used = true
 	}
 	tr.Records = []TraceRecord{}
 	for _, oi := range ans.Records() {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"sync/atomic"
-	"time"
 
 	"github.com/glb-dns/glb/pools"
 )
@@ -39,7 +38,8 @@ func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged ma
 		revision: cfg.Revision,
 		cfg:      cfg,
 		health:   h,
-		built:    time.Now(),
+		built:    prev.now(),
+		now:      prev.now,
 		region:   prev.region,
 		gen:      generation.Add(1),
 		parent:   prev.gen,
@@ -131,6 +131,7 @@ func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged ma
 		}
 		lbs = append(lbs, lb)
 	}
+	s.applyShifts(lbs)
 	if samePlaces(prev.lbs, lbs) {
 		s.lbs, s.lbIndex = lbs, prev.lbIndex
 		return s, nil

@@ -81,6 +81,10 @@ func (e *configEncoder) encode(w io.Writer, cfg *pools.Config) error {
 		out.raw(`,"dnssec_keys":`)
 		out.json(cfg.DNSSECKeys)
 	}
+	if len(cfg.Shifts) > 0 {
+		out.raw(`,"shifts":`)
+		out.json(cfg.Shifts)
+	}
 	out.raw("}")
 	return out.err
 }

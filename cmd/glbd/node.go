@@ -57,6 +57,8 @@ type node struct {
 
 	// audit records agreed health transitions (nil: not recorded).
 	audit *healthAudit
+	// expired: the shifts whose expiry this node has had audited.
+	expired map[string]bool
 
 	builds    *prometheus.CounterVec
 	buildTime prometheus.Histogram
@@ -115,6 +117,7 @@ func (n *node) start(ctx context.Context) {
 	if err == nil {
 		n.readHealth(ctx)
 		if err = n.reloadConfig(ctx); err == nil {
+			n.auditExpiries(ctx) // shifts that ended while no node ran
 			return
 		}
 	}
@@ -141,8 +144,27 @@ func (n *node) run(ctx context.Context) {
 	// (3 × interval) without anyone writing, and a notification may be lost.
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	// Shifts start and end by the clock: the snapshot says when the next
+	// one does, and the node compiles again then, as every node does at
+	// the same moment, with no write to wait for.
+	shiftTimer := time.NewTimer(time.Hour)
+	shiftTimer.Stop()
+	defer shiftTimer.Stop()
+	var armed time.Time
 	for {
+		if c := n.cur.Load(); c != nil {
+			if next := c.snap.NextShiftBoundary(); !next.Equal(armed) {
+				armed = next
+				shiftTimer.Stop()
+				if !next.IsZero() {
+					shiftTimer.Reset(time.Until(next))
+				}
+			}
+		}
 		select {
+		case <-shiftTimer.C:
+			armed = time.Time{}
+			n.shiftBoundary(ctx)
 		case <-ctx.Done():
 			return
 		case ch, ok := <-changes:
@@ -172,6 +194,53 @@ func (n *node) run(ctx context.Context) {
 			n.rebuildHealth()
 		}
 	}
+}
+
+// shiftBoundary recompiles the served snapshot when a shift starts or
+// ends, and has the expiries audited (off the node loop: DNS does not
+// wait for the store).
+func (n *node) shiftBoundary(ctx context.Context) {
+	if n.cfg == nil || n.health == nil {
+		return
+	}
+	n.compile(n.cfg, n.nets, n.health, map[string]bool{})
+	n.auditExpiries(ctx)
+}
+
+// auditExpiries reports the shifts that reached their expiry since this
+// node last looked; the store records each once whoever reports it.
+func (n *node) auditExpiries(ctx context.Context) {
+	if n.cfg == nil || n.fromFile {
+		return
+	}
+	now := time.Now()
+	var due []pools.Shift
+	for _, sh := range n.cfg.Shifts {
+		if sh.State(now) == pools.ShiftExpired && !n.expired[sh.ID] {
+			due = append(due, sh)
+		}
+	}
+	if len(due) == 0 {
+		return
+	}
+	if n.expired == nil {
+		n.expired = map[string]bool{}
+	}
+	for _, sh := range due {
+		n.expired[sh.ID] = true
+	}
+	go func() {
+		for _, sh := range due {
+			actx, cancel := context.WithTimeout(ctx, storeProbe)
+			err := n.store.RecordShiftExpiry(actx, &sh)
+			cancel()
+			if err != nil {
+				n.log.Warn("auditing a shift's expiry", "shift", sh.ID, "err", err)
+			} else {
+				n.log.Info("shift expired", "shift", sh.ID, "target", sh.Target.String(), "expires_at", sh.ExpiresAt)
+			}
+		}
+	}()
 }
 
 func (n *node) reloadConfigLogged(ctx context.Context) {

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 
-
 	"github.com/glb-dns/glb/pools"
 )
 
@@ -51,4 +50,3 @@ func (s *Store) RecordShiftExpiry(ctx context.Context, sh *pools.Shift) error {
 		return err
 	})
 }
-
