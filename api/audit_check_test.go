@@ -100,7 +100,12 @@ func (e *env) checkAudit() {
 			if used[i] || en.Kind != kind || en.ObjectID != id || en.Method != w.method || en.Actor != w.actor {
 				continue
 			}
-			if w.method == http.MethodDelete {
+			if w.method == http.MethodDelete && kind == pools.KindShift {
+				// Ending a shift keeps it, ended: the entry's after is it.
+				if en.Action != pools.ActionEnd || !sameJSON(en.After, result) {
+					continue
+				}
+			} else if w.method == http.MethodDelete {
 				if string(en.After) != "null" || string(en.Before) == "null" {
 					continue
 				}
@@ -124,12 +129,18 @@ func writeTarget(w sentWrite) (pools.Kind, string, map[string]any) {
 	var out struct{ Result map[string]any }
 	_ = json.Unmarshal(w.body, &out)
 	if len(parts) > 1 {
+		if kind == pools.KindShift {
+			delete(out.Result, "status")
+		}
 		return kind, parts[1], out.Result
 	}
 	id, _ := out.Result["id"].(string)
 	if kind == pools.KindToken || kind == pools.KindTSIGKey {
 		id, _ = out.Result["name"].(string)
 		delete(out.Result, "secret")
+	}
+	if kind == pools.KindShift {
+		delete(out.Result, "status") // derived from the clock on read, never stored
 	}
 	return kind, id, out.Result
 }

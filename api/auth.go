@@ -56,7 +56,7 @@ func (s *server) auth(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if bootstrap == nil {
-			next.ServeHTTP(w, withCaller(r, pools.ActorAnonymous))
+			next.ServeHTTP(w, asAdmin(withCaller(r, pools.ActorAnonymous)))
 			return
 		}
 		h := r.Header.Get("Authorization")
@@ -74,7 +74,7 @@ func (s *server) auth(next http.Handler) http.Handler {
 		// lengths and constant-time whatever was sent.
 		hash := pools.HashToken(strings.TrimSpace(secret))
 		if subtle.ConstantTimeCompare(hash, bootstrap) == 1 {
-			next.ServeHTTP(w, withCaller(r, pools.ActorBootstrap))
+			next.ServeHTTP(w, asAdmin(withCaller(r, pools.ActorBootstrap)))
 			return
 		}
 		tok, err := s.tokens.lookup(r.Context(), hash)
@@ -95,9 +95,29 @@ func (s *server) auth(next http.Handler) http.Handler {
 			writeProblem(w, p)
 			return
 		}
-		next.ServeHTTP(w, withCaller(r, tok.Name))
+		r = withCaller(r, tok.Name)
+		if tok.Allows(pools.ScopeAdmin) {
+			r = asAdmin(r)
+		}
+		next.ServeHTTP(w, r)
 	})
 }
+
+type adminKey struct{}
+
+// asAdmin marks the request as made with admin rights: the bootstrap
+// token, an admin token, or an API without tokens (loopback only).
+func asAdmin(r *http.Request) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), adminKey{}, true))
+}
+
+// isAdmin reports whether the request was made with admin rights.
+func isAdmin(ctx context.Context) bool {
+	ok, _ := ctx.Value(adminKey{}).(bool)
+	return ok
+}
+
+func isUnavailable(err error) bool { return errors.Is(err, pools.ErrUnavailable) }
 
 func unauthorized(w http.ResponseWriter, detail string) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="glb", error="invalid_token"`)

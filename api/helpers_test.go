@@ -52,6 +52,8 @@ func (echoExplainer) Explain(_ context.Context, lbID string, client netip.Addr, 
 		Origins: steering.TraceOrigins{Policy: "random", Family: qtype, Eligible: []steering.TraceWeight{{Name: "a", Weight: 1, Share: 1}}, Picked: []string{"a"}},
 		Records: []steering.TraceRecord{{Origin: "a", Type: qtype, Value: "192.0.2.10"}},
 		TTL:     30,
+		AllDown: steering.TraceAllDown{Action: "fallback"},
+		Safety:  []pools.ShiftHarm{},
 	}
 	return out, nil
 }

@@ -87,6 +87,9 @@ func documentedGETs(t *testing.T, f fixture) []string {
 			continue
 		}
 		if kind, _, ok := strings.Cut(strings.TrimPrefix(path, "/api/v1/"), "/{id}"); ok {
+			if ids[kind] == "" {
+				continue // shifts: shift_test.go, with a steering engine to start one
+			}
 			path = strings.Replace(path, "{id}", ids[kind], 1)
 		}
 		path = strings.Replace(path, "{name}", "nope", 1) // answers 404 to both

@@ -78,8 +78,9 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	// 4 token operations, the audit log, and a zone's DNSSEC state and
 	// rollover, and HEAD beside each of the 5×2+6 GETs, the 2 token GETs,
 	// the audit log's and the DNSSEC state's; the event stream's GET and
-	// HEAD; the traffic preview; the TSIG keys' 4 operations and 2 HEADs.
-	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6 {
+	// HEAD; the traffic preview; the TSIG keys' 4 operations and 2 HEADs;
+	// shifts: list, get (each with HEAD), start and end.
+	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6+6 {
 		t.Fatalf("%d routes: %v", len(served), served)
 	}
 }
@@ -134,6 +135,14 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"Shares":           steering.Shares{},
 		"PoolShare":        steering.PoolShare{},
 		"OriginShare":      steering.OriginShare{},
+		"LoadShedding":     pools.DefaultPool().LoadShedding,
+		"AllDown":          pools.DefaultLoadBalancer().AllDown,
+		"Safety":           pools.DefaultLoadBalancer().Safety,
+		"Shift":            pools.Shift{},
+		"ShiftTarget":      pools.ShiftTarget{},
+		"ShiftHarm":        pools.ShiftHarm{},
+		"TraceAllDown":     steering.TraceAllDown{},
+		"TraceShed":        steering.TraceShed{},
 	}
 	for name, v := range cases {
 		s, ok := doc.Components.Schemas[name]

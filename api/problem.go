@@ -37,6 +37,9 @@ type Problem struct {
 	Offset *int64 `json:"offset,omitempty"`
 	// MissingScope names the scope a token lacks (403).
 	MissingScope string `json:"missing_scope,omitempty"`
+	// Safety lists the safety rules a refused shift would break, and the
+	// load balancers each protects (409).
+	Safety []pools.ShiftHarm `json:"safety,omitempty"`
 }
 
 // Error lets handlers return a *Problem they built themselves.
@@ -58,6 +61,7 @@ func problemFor(err error) *Problem {
 		p   *Problem
 		ve  *pools.ValidationError
 		ce  *pools.ConflictError
+		sfe *pools.SafetyError
 		se  *json.SyntaxError
 		mbe *http.MaxBytesError
 	)
@@ -75,6 +79,8 @@ func problemFor(err error) *Problem {
 			Type: problemConflict, Title: "Object is referenced", Status: http.StatusConflict,
 			Detail: ce.Error(), Referrers: ce.Referrers,
 		}
+	case errors.As(err, &sfe):
+		return safetyProblem(sfe)
 	case errors.Is(err, pools.ErrNotFound):
 		return newProblem(http.StatusNotFound, err.Error())
 	case errors.Is(err, pools.ErrStale):

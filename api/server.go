@@ -135,6 +135,7 @@ func New(o Options) http.Handler {
 		r.Post(Prefix+"/zones/{id}/dnssec/rollover", s.dnssecRollover)
 		s.accessRoutes(r)
 		s.tsigRoutes(r)
+		s.shiftRoutes(r)
 	})
 	return r
 }

@@ -1,0 +1,276 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// problemSafety is the problem type of a shift refused by a safety rule.
+const problemSafety = "urn:glb:problem:safety-rule"
+
+// shiftStates are the values ?status= takes.
+var shiftStates = []string{pools.ShiftScheduled, pools.ShiftActive, pools.ShiftEnded, pools.ShiftExpired}
+
+func (s *server) shiftRoutes(r chi.Router) {
+	r.Get(Prefix+"/shifts", s.listShifts)
+	r.Post(Prefix+"/shifts", s.startShift)
+	r.Get(Prefix+"/shifts/{id}", s.getShift)
+	r.Delete(Prefix+"/shifts/{id}", s.endShift)
+}
+
+// withStatus returns the shift with its state at the server's clock.
+func (s *server) withStatus(o pools.Object) *pools.Shift {
+	sh := *o.(*pools.Shift)
+	sh.Status = sh.State(s.Now())
+	return &sh
+}
+
+// listShifts lists shifts, newest first is not promised: in creation
+// order like every collection. ?status=active,scheduled filters by state.
+func (s *server) listShifts(w http.ResponseWriter, r *http.Request) {
+	page, err := parsePage(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var want []string
+	if v := r.URL.Query().Get("status"); v != "" {
+		for _, st := range strings.Split(v, ",") {
+			if !slices.Contains(shiftStates, st) {
+				s.writeError(w, r, badRequest("bad query parameters", pools.FieldError{Path: "status",
+					Message: fmt.Sprintf("%q: must be one or more of %s, comma-separated", st, strings.Join(shiftStates, ", "))}))
+				return
+			}
+			want = append(want, st)
+		}
+	}
+	var items []pools.Object
+	total := 0
+	if want == nil {
+		res, err := s.Store.List(r.Context(), pools.KindShift, page)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		for _, o := range res.Items {
+			items = append(items, s.withStatus(o))
+		}
+		total = res.TotalCount
+	} else {
+		// States move with the clock, so the store cannot filter them:
+		// read every shift (a few hundred at most) and page here.
+		all, err := s.allShifts(r.Context())
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		var match []pools.Object
+		for _, sh := range all {
+			if slices.Contains(want, sh.Status) {
+				match = append(match, sh)
+			}
+		}
+		total = len(match)
+		off, lim := page.Bounds()
+		if off < len(match) {
+			items = match[off:min(len(match), off+lim)]
+		}
+	}
+	if items == nil {
+		items = []pools.Object{}
+	}
+	writeJSON(w, http.StatusOK, list{Result: items, ResultInfo: resultInfo{
+		Page: page.Page, PerPage: page.PerPage, Count: len(items), TotalCount: total,
+		TotalPages: (total + page.PerPage - 1) / page.PerPage,
+	}})
+}
+
+func (s *server) allShifts(ctx context.Context) ([]*pools.Shift, error) {
+	var out []*pools.Shift
+	for p := 1; ; p++ {
+		res, err := s.Store.List(ctx, pools.KindShift, pools.Page{Page: p, PerPage: 1000})
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range res.Items {
+			out = append(out, s.withStatus(o))
+		}
+		if len(res.Items) < 1000 {
+			return out, nil
+		}
+	}
+}
+
+func (s *server) getShift(w http.ResponseWriter, r *http.Request) {
+	o, err := s.Store.Get(r.Context(), pools.KindShift, chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeObject(w, http.StatusOK, s.withStatus(o))
+}
+
+// startShift answers POST /shifts: 201 with the stored shift, 409 when a
+// safety rule refuses it (nothing stored) unless an admin overrides.
+func (s *server) startShift(w http.ResponseWriter, r *http.Request) {
+	doc, err := readJSON(w, r, false)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	o, err := decodeObject(pools.KindShift, doc)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sh := o.(*pools.Shift)
+	if err := sh.Prepare(s.Now()); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.checkShiftRefs(r.Context(), sh); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if sh.Override && !isAdmin(r.Context()) {
+		p := newProblem(http.StatusForbidden, "overriding a safety rule needs a token with the admin scope")
+		p.Type, p.Title, p.MissingScope = problemForbidden, "Missing scope", string(pools.ScopeAdmin)
+		s.writeError(w, r, p)
+		return
+	}
+	if s.Snapshot == nil {
+		s.writeError(w, r, newProblem(http.StatusNotImplemented, "this server has no steering engine to check safety rules with"))
+		return
+	}
+	snap, _ := s.Snapshot()
+	if snap == nil {
+		s.writeError(w, r, newProblem(http.StatusServiceUnavailable, "no configuration snapshot loaded yet: the safety rules cannot be checked"))
+		return
+	}
+	guard := func(stored []pools.Shift) error {
+		harms := snap.ShiftHarm(stored, sh)
+		if len(harms) == 0 {
+			return nil
+		}
+		if sh.Override {
+			sh.Overridden = harms
+			return nil
+		}
+		return &pools.SafetyError{Harms: harms}
+	}
+	out, err := s.Store.StartShift(r.Context(), sh, guard)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if len(out.Overridden) > 0 {
+		s.log.Warn("shift started over safety rules", "shift", out.ID, "actor", callerOf(r.Context()), "rules", len(out.Overridden))
+	}
+	w.Header().Set("Location", Prefix+"/shifts/"+out.ID)
+	writeObject(w, http.StatusCreated, s.withStatus(out))
+}
+
+// checkShiftRefs checks what the shift names against the store: its pool,
+// its origin, a zone some origin carries, its load balancers.
+func (s *server) checkShiftRefs(ctx context.Context, sh *pools.Shift) error {
+	var fes []pools.FieldError
+	bad := func(path, format string, args ...any) {
+		fes = append(fes, pools.FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+	exists := func(k pools.Kind, id string) (pools.Object, bool, error) {
+		o, err := s.Store.Get(ctx, k, id)
+		if err != nil {
+			if pools.IsDomainError(err) && !isUnavailable(err) {
+				return nil, false, nil
+			}
+			return nil, false, err
+		}
+		return o, true, nil
+	}
+	t := sh.Target
+	switch {
+	case t.Pool != "":
+		if _, ok, err := exists(pools.KindPool, t.Pool); err != nil {
+			return err
+		} else if !ok {
+			bad("target.pool", "no pool with id %q", t.Pool)
+		}
+	case t.Origin != "":
+		pid, name, _ := t.OriginParts()
+		o, ok, err := exists(pools.KindPool, pid)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			bad("target.origin", "no pool with id %q", pid)
+		} else if !slices.ContainsFunc(o.(*pools.Pool).Origins, func(x pools.Origin) bool { return x.Name == name }) {
+			bad("target.origin", "pool %q has no origin named %q", pid, name)
+		}
+	case t.Zone != "":
+		found := false
+		for p := 1; !found; p++ {
+			res, err := s.Store.List(ctx, pools.KindPool, pools.Page{Page: p, PerPage: 1000})
+			if err != nil {
+				return err
+			}
+			for _, o := range res.Items {
+				found = found || slices.ContainsFunc(o.(*pools.Pool).Origins, func(x pools.Origin) bool { return x.Zone == t.Zone })
+			}
+			if len(res.Items) < 1000 {
+				break
+			}
+		}
+		if !found {
+			bad("target.zone", "no origin has the zone label %q", t.Zone)
+		}
+	}
+	for i, id := range sh.LoadBalancers {
+		if _, ok, err := exists(pools.KindLoadBalancer, id); err != nil {
+			return err
+		} else if !ok {
+			bad(fmt.Sprintf("load_balancers[%d]", i), "no load balancer with id %q", id)
+		}
+	}
+	if len(fes) > 0 {
+		return badRequest(fmt.Sprintf("%d field(s) at fault; nothing was stored", len(fes)), fes...)
+	}
+	return nil
+}
+
+// endShift answers DELETE /shifts/{id}: the shift ends now and stays
+// listed as ended.
+func (s *server) endShift(w http.ResponseWriter, r *http.Request) {
+	out, err := s.Store.EndShift(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeObject(w, http.StatusOK, s.withStatus(out))
+}
+
+// safetyProblem is the 409 of a shift refused by safety rules: the rules
+// and the load balancers they protect.
+func safetyProblem(se *pools.SafetyError) *Problem {
+	var rules, lbs []string
+	for _, h := range se.Harms {
+		if !slices.Contains(rules, h.Rule) {
+			rules = append(rules, h.Rule)
+		}
+		if !slices.Contains(lbs, h.LoadBalancer) {
+			lbs = append(lbs, h.LoadBalancer)
+		}
+	}
+	return &Problem{
+		Type: problemSafety, Title: "Safety rule", Status: http.StatusConflict,
+		Detail: fmt.Sprintf("the shift would break %s for load balancer(s) %s; nothing was stored (an admin token may send \"override\": true)",
+			strings.Join(rules, ", "), strings.Join(lbs, ", ")),
+		Safety: se.Harms,
+	}
+}
