@@ -49,8 +49,8 @@ func TestShiftedPoolIsNotServingUntilExpiry(t *testing.T) {
 		www  []string
 		next time.Duration
 	}{
-		{0, []string{"a1", "a2"}, time.Second},                // scheduled
-		{time.Second, []string{"b1", "b2"}, 6 * time.Second},  // in force
+		{0, []string{"a1", "a2"}, time.Second},               // scheduled
+		{time.Second, []string{"b1", "b2"}, 6 * time.Second}, // in force
 		{5999 * time.Millisecond, []string{"b1", "b2"}, 6 * time.Second},
 		{6 * time.Second, []string{"a1", "a2"}, 0}, // expired: back, nothing pending
 	} {
