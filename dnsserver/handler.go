@@ -176,6 +176,29 @@ func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr) {
 		if n.lb != nil && (qtype == typeA || qtype == typeAAAA || n.rrset(qtype) == nil) {
 			var ans steering.Answer
 			s.decide(lv, n, b, src, &ans)
+			switch ans.Down {
+			case steering.DownRefused:
+				b.rcode = rcodeRefused
+				b.flags &^= flagAA
+				return
+			case steering.DownNoData:
+				b.negative(z, name, n)
+				return
+			case steering.DownAddresses:
+				tails := n.sorry4
+				if qtype == typeAAAA {
+					tails = n.sorry6
+				}
+				if len(tails) == 0 || qtype != typeA && qtype != typeAAAA {
+					b.negative(z, name, n)
+					return
+				}
+				for _, t := range tails {
+					b.answerTTL(n.name, t, ans.TTL)
+				}
+				b.seal(n.name, false)
+				return
+			}
 			if ans.N > 0 {
 				ttl := ans.TTL
 				for _, oi := range ans.Records() {
@@ -236,7 +259,7 @@ func (s *Server) decide(lv *live, n *node, b *builder, src netip.Addr, ans *stee
 	if ans.FailOpen {
 		b.setEDE(edeStaleAnswer, edeTextFailOpen)
 	}
-	if ans.N > 0 {
+	if ans.N > 0 || ans.Down != steering.DownFallback {
 		b.scope = max(b.scope, ans.Scope)
 		lv.lbm[n.lbIdx].count(ans)
 	}

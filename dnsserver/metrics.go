@@ -59,6 +59,7 @@ type metrics struct {
 	answers   *prometheus.CounterVec
 	fallback  *prometheus.CounterVec
 	failOpen  *prometheus.CounterVec
+	allDown   *prometheus.CounterVec
 	tcpConns  prometheus.Gauge
 	snapshots prometheus.Counter
 }
@@ -99,6 +100,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Namespace: ns, Subsystem: sub, Name: "lb_fail_open_answers_total",
 			Help: "Load balancer answers from a pool with no healthy origin (every enabled origin eligible).",
 		}, []string{"load_balancer"}),
+		allDown: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "lb_all_down_answers_total",
+			Help: "Load balancer answers by the all_down policy (nodata, refused, addresses) because no candidate pool served.",
+		}, []string{"load_balancer"}),
 		tcpConns: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: ns, Subsystem: sub, Name: "tcp_connections",
 			Help: "Open DNS TCP connections.",
@@ -114,7 +119,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}
 	}
 	for _, c := range []prometheus.Collector{queries, m.duration, m.truncated, m.dropped, m.panics,
-		m.answers, m.fallback, m.failOpen, m.tcpConns, m.snapshots} {
+		m.answers, m.fallback, m.failOpen, m.allDown, m.tcpConns, m.snapshots} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -141,6 +146,7 @@ type lbMetrics struct {
 	other    prometheus.Counter // a pool not bound up front (cannot happen; kept safe)
 	fallback prometheus.Counter
 	failOpen prometheus.Counter
+	allDown  prometheus.Counter
 }
 
 type poolCounter struct {
@@ -149,6 +155,10 @@ type poolCounter struct {
 }
 
 func (l *lbMetrics) count(ans *steering.Answer) {
+	if ans.Down != steering.DownFallback {
+		l.allDown.Inc()
+		return
+	}
 	c := l.other
 	for i := range l.pools {
 		if l.pools[i].pool == ans.Pool {

@@ -211,6 +211,7 @@ func (s *Server) Publish(snap *Snapshot) {
 		added[[2]string{name, "other"}] = true
 		lm.fallback = m.fallback.WithLabelValues(name)
 		lm.failOpen = m.failOpen.WithLabelValues(name)
+		lm.allDown = m.allDown.WithLabelValues(name)
 		addedL[name] = true
 		lv.lbm[idx] = lm
 	}
@@ -232,6 +233,7 @@ func (s *Server) Publish(snap *Snapshot) {
 				m.answers.DeleteLabelValues(name, "other")
 				m.fallback.DeleteLabelValues(name)
 				m.failOpen.DeleteLabelValues(name)
+				m.allDown.DeleteLabelValues(name)
 			}
 		}
 	}

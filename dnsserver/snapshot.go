@@ -3,6 +3,7 @@ package dnsserver
 import (
 	"encoding/binary"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -53,6 +54,9 @@ type node struct {
 	rrsets []rrset
 	lb     *steering.LB
 	lbIdx  int
+	// sorry4 and sorry6 are the load balancer's all_down addresses as
+	// record tails (TTL written per answer).
+	sorry4, sorry6 [][]byte
 	// target of the name's CNAME (wire, lower case), when it has one.
 	target []byte
 	// cut is set on a delegation point; deleg is the cut this name is at
@@ -104,7 +108,7 @@ func Compile(st *steering.Snapshot, loc steering.Locator) (*Snapshot, error) {
 			return nil, fmt.Errorf("load balancer %s: %w", lb.ID(), err)
 		}
 		n := z.add(w)
-		n.lb, n.lbIdx = lb, len(s.lbs)
+		n.setLB(lb, len(s.lbs))
 		s.lbs = append(s.lbs, lb)
 	}
 	for _, z := range s.zones {
@@ -279,3 +283,29 @@ func wireString(w []byte) string {
 const ttlOffset = 4
 
 func putTTL(t []byte, ttl uint32) { binary.BigEndian.PutUint32(t[ttlOffset:], ttl) }
+
+// setLB makes n answer for lb, the load balancer at index i.
+func (n *node) setLB(lb *steering.LB, i int) {
+	n.lb, n.lbIdx = lb, i
+	n.sorry4, n.sorry6 = addressTails(lb.Sorry(steering.QTypeA)), addressTails(lb.Sorry(steering.QTypeAAAA))
+}
+
+// addressTails builds A or AAAA record tails (type, class, TTL 0,
+// rdlength, rdata) for addrs.
+func addressTails(addrs []netip.Addr) [][]byte {
+	var out [][]byte
+	for _, a := range addrs {
+		rd := a.AsSlice()
+		typ := uint16(dns.TypeA)
+		if a.Is6() {
+			typ = dns.TypeAAAA
+		}
+		t := make([]byte, 10+len(rd))
+		binary.BigEndian.PutUint16(t[0:], typ)
+		binary.BigEndian.PutUint16(t[2:], dns.ClassINET)
+		binary.BigEndian.PutUint16(t[8:], uint16(len(rd)))
+		copy(t[10:], rd)
+		out = append(out, t)
+	}
+	return out
+}

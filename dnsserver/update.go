@@ -164,7 +164,7 @@ func Update(prev *Snapshot, st *steering.Snapshot, loc steering.Locator) (*Snaps
 		}
 		if rebuilt[lb.ZoneID()] {
 			n := z.add(w)
-			n.lb, n.lbIdx = lb, i
+			n.setLB(lb, i)
 			continue
 		}
 		if !cloned[lb.ZoneID()] {
@@ -179,7 +179,7 @@ func Update(prev *Snapshot, st *steering.Snapshot, loc steering.Locator) (*Snaps
 			return Compile(st, loc)
 		}
 		n := *old
-		n.lb, n.lbIdx = lb, i
+		n.setLB(lb, i)
 		z.nodes[string(w)] = &n
 	}
 	for id := range rebuilt {

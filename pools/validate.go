@@ -521,7 +521,7 @@ func checkAllDown(e *errs, a AllDown) {
 	switch a.Action {
 	case AllDownFallback, AllDownNoData, AllDownRefused:
 		if len(a.Addresses) > 0 {
-			e.add("all_down.addresses", "only with action addresses")
+			e.add("all_down.addresses", "only with action addresses (a merge patch clears them with null)")
 		}
 	case AllDownAddresses:
 		if len(a.Addresses) == 0 {

@@ -289,6 +289,10 @@ func (tr *Trace) allDown(lb *LB, req *Request, ans *Answer) {
 		}
 	}
 	tr.Pool = TracePool{Reason: tr.AllDown.Result}
+	none := []string{}
+	tr.Affinity = TraceAffinity{Spillover: string(lb.spillover), SpilloverRatio: lb.ratio, ClientZone: req.Client.Zone,
+		Compatible: req.Client.Zone != "", A: none, B: none, C: none, I: none, M: none, Result: "no pool answered: all_down"}
+	tr.Origins = TraceOrigins{Policy: string(pools.OriginRandom), Family: tr.Client.QueryType, Eligible: []TraceWeight{}, Picked: none}
 	tr.TTL, tr.ECSScope, tr.LocationDependent = ans.TTL, ans.Scope, ans.LocationDependent
 }
 
