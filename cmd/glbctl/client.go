@@ -64,6 +64,9 @@ func (e *apiError) Error() string {
 	if e.Problem.MissingScope != "" {
 		fmt.Fprintf(&b, "\n  the token lacks the scope %q", e.Problem.MissingScope)
 	}
+	for _, h := range e.Problem.Safety {
+		fmt.Fprintf(&b, "\n  safety rule %s on load balancer %s: %s", h.Rule, h.LoadBalancer, h.Message)
+	}
 	for _, r := range e.Problem.Referrers {
 		fmt.Fprintf(&b, "\n  referred to by %s %s (%s)", r.Kind, r.ID, r.Name)
 	}

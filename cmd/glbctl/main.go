@@ -11,6 +11,7 @@
 //	glbctl health POOL [-o table|json]
 //	glbctl audit [--kind K] [--id ID] [--actor NAME] [--since T] [--until T] [-o table|json|yaml]
 //	glbctl version
+//	glbctl shift start|end|list
 //
 // Every command takes --server (GLB_SERVER, default http://127.0.0.1:8080)
 // and --token (GLB_API_TOKEN).
@@ -53,6 +54,9 @@ Usage:
   glbctl audit [--kind K] [--id ID] [--actor NAME] [--since T] [--until T] [-o table|json|yaml]
   glbctl tsig-keys [list|create NAME --grant ZONE:NAME:MATCH:TYPES|delete NAME]   (admin)
   glbctl version                                  print glbctl's version, as "glbd version" does
+  glbctl shift start (--pool ID | --origin POOL/ORIGIN | --zone LABEL) --reason TEXT --duration 2h [--lb ID]... [--override]
+  glbctl shift end ID
+  glbctl shift list [--status active,scheduled,ended,expired]
 
 Every command takes --server URL (GLB_SERVER, default http://127.0.0.1:8080)
 and --token TOKEN (GLB_API_TOKEN). "glbctl COMMAND -h" lists its flags.
@@ -77,6 +81,7 @@ var commands = map[string]command{
 	"explain": runExplain,
 	"health":  runHealth,
 	"audit":   runAudit,
+	"shift":   runShift,
 	// TSIG keys for DNS UPDATE (tsig.go).
 	"tsig-keys": runTSIGKeys,
 	"version":   runVersion,

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestShiftCommands: glbctl starts a shift (the DNS answer moves), lists
+// it, reports a safety refusal by rule and load balancer, and ends it
+// (the answer comes back).
+func TestShiftCommands(t *testing.T) {
+	t.Parallel()
+	n := startNode(t)
+	file, _ := fullFile(t)
+	n.mustCtl(exitOK, "apply", "-f", file)
+	const both = "NOERROR www.glb.example.com. A 192.0.2.1; www.glb.example.com. A 192.0.2.2"
+	if st, _ := n.call("PATCH", "/api/v1/load_balancers/www", map[string]any{"default_pools": []string{"web", "extra"}}, ""); st != 200 {
+		t.Fatalf("patch: %d", st)
+	}
+	eventually(t, 5e9, "configuration", func() (bool, string) {
+		got := n.dig("www.glb.example.com", "A")
+		return got == both, got
+	})
+	out := n.mustCtl(exitOK, "shift", "start", "--pool", "web", "--lb", "www", "--reason", "bad deploy", "--duration", "2h")
+	if !strings.Contains(out, "active") || !strings.Contains(out, "pool web") || !strings.Contains(out, "bad deploy") {
+		t.Fatalf("start:\n%s", out)
+	}
+	id := strings.Fields(strings.Split(out, "\n")[1])[0]
+	eventually(t, 1e9, "shift in force", func() (bool, string) {
+		got := n.dig("www.glb.example.com", "A")
+		return got == "NOERROR www.glb.example.com. A 198.51.100.1", got
+	})
+	if out := n.mustCtl(exitOK, "shift", "list", "--status", "active"); !strings.Contains(out, id) {
+		t.Errorf("list:\n%s", out)
+	}
+	// api has a single steering pool: shifting it is refused.
+	code, _, errOut := n.ctl("shift", "start", "--pool", "local", "--reason", "r", "--duration", "1h")
+	if code != exitFailed || !strings.Contains(errOut, "409") || !strings.Contains(errOut, "safety rule min_serving_pools on load balancer api") {
+		t.Fatalf("refusal: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := n.ctl("shift", "start", "--pool", "web", "--reason", "r"); code != exitFailed || !strings.Contains(errOut, "duration") {
+		t.Errorf("without a duration: exit %d\n%s", code, errOut)
+	}
+	if out := n.mustCtl(exitOK, "shift", "end", id); !strings.Contains(out, "ended") {
+		t.Errorf("end:\n%s", out)
+	}
+	eventually(t, 1e9, "shift ended", func() (bool, string) {
+		got := n.dig("www.glb.example.com", "A")
+		return got == both, got
+	})
+	n.mustCtl(exitUsage, "shift", "bogus")
+}
