@@ -2,6 +2,7 @@ import { call, list } from './api.js';
 import { el, health, policyName } from './dom.js';
 import { REGIONS } from './preview.js';
 import { takeFlash } from './edit.js';
+import { shiftsCard, tick } from './shifts.js';
 
 // problemText says what is wrong with a load balancer's pools, worst first,
 // so that the card answers "why is this red" without a click.
@@ -9,7 +10,7 @@ function problemText(order, ok, hs, byID) {
   const parts = [];
   for (const id of order) {
     const name = byID.get(id)?.name || id;
-    if (!ok(id)) parts.push(`pool ${name} ${byID.get(id)?.enabled === false ? 'disabled' : 'down'}`);
+    if (!ok(id)) parts.push(`pool ${name} ${byID.get(id)?.enabled === false ? 'disabled' : hs.get(id)?.healthy === false ? 'down' : 'shifted away'}`);
   }
   for (const id of order) {
     const down = (hs.get(id)?.origins || []).filter((o) => o.healthy === false).map((o) => o.name);
@@ -99,14 +100,18 @@ async function firstSteps() {
 // overview: every load balancer with its policy, its pools in order, the
 // pool answering now and the health of each; problems first.
 export async function overview() {
-  const [lbs, ps] = await Promise.all([list('load_balancers'), list('pools')]);
+  const [lbs, ps, shifts] = await Promise.all([list('load_balancers'), list('pools'),
+    call('GET', '/shifts?status=active,scheduled&per_page=1000').then((r) => r.data)]);
+  // A pool shifted for a load balancer does not serve it.
+  const active = shifts.filter((sh) => sh.status === 'active');
+  const shiftedFor = (lb, id) => active.some((sh) => sh.target.pool === id && (!(sh.load_balancers || []).length || sh.load_balancers.includes(lb.id)));
   const byID = new Map(ps.map((p) => [p.id, p]));
   const hs = new Map(await Promise.all(ps.map(async (p) => [p.id, (await call('GET', `/pools/${p.id}/health`)).data])));
   const maps = new Map(await Promise.all(lbs.filter((lb) => lb.enabled !== false && steered(policyName(lb)))
     .map(async (lb) => [lb.id, await mappings(lb, policyName(lb))])));
   const cards = lbs.map((lb) => {
     const order = poolOrder(lb);
-    const ok = (id) => byID.get(id)?.enabled !== false && hs.get(id)?.healthy !== false;
+    const ok = (id) => byID.get(id)?.enabled !== false && hs.get(id)?.healthy !== false && !shiftedFor(lb, id);
     const now = lb.default_pools.find(ok) || lb.fallback_pool;
     const policy = policyName(lb);
     const problem = lb.enabled !== false && order.some((id) => !ok(id) || (hs.get(id)?.origins || []).some((o) => o.healthy === false));
@@ -123,6 +128,7 @@ export async function overview() {
         el('td', { 'data-label': 'order', text: role(id) }),
         el('td', { 'data-label': 'pool' }, el('a', { href: `#pool/${id}`, text: p?.name || id })),
         el('td', { 'data-label': 'health' }, p?.enabled === false ? el('span', { class: 'down', text: 'disabled' }) : health(h?.healthy, !p?.monitor),
+          shiftedFor(lb, id) ? el('span', { class: 'down shifted', text: ' shifted away' }) : '',
           id === now ? el('strong', { text: steered(policy) ? ' ← answering unmapped clients now' : ' ← answering now' }) : ''),
         el('td', { 'data-label': 'origins' }, el('ul', { class: 'plain' }, origins)));
     });
@@ -137,9 +143,12 @@ export async function overview() {
         mappingTable(lb, policy, maps.get(lb.id), byID, hs)) : '') };
   });
   cards.sort((a, b) => Number(b.problem) - Number(a.problem));
-  const nodes = [el('h2', { text: 'Load balancers', tabindex: '-1', class: 'page-title' }), ...cards.map((c) => c.node)];
+  let redraw = () => {};
+  const nodes = [el('h2', { text: 'Load balancers', tabindex: '-1', class: 'page-title' }), shiftsCard(shifts, () => redraw()), ...cards.map((c) => c.node)];
   if (!cards.length) nodes.push(await firstSteps());
   const notice = takeFlash();
   if (notice) nodes.splice(1, 0, el('p', { class: 'notice', id: 'flash', role: 'status', text: notice }));
-  return { nodes, key: JSON.stringify([lbs, ps, [...hs].map(([id, h]) => [id, h.healthy, h.origins.map((o) => [o.name, o.address, o.healthy, o.reason, o.state])]), [...maps]]), refresh: () => 'rerender' };
+  return { nodes, key: JSON.stringify([lbs, ps, shifts.map((sh) => [sh.id, sh.status, sh.revision]), [...hs].map(([id, h]) => [id, h.healthy, h.origins.map((o) => [o.name, o.address, o.healthy, o.reason, o.state])]), [...maps]]),
+    refresh: () => 'rerender',
+    bind: (draw) => { redraw = () => draw(() => overview(), null); tick(redraw); } };
 }
