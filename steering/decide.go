@@ -151,17 +151,8 @@ func (s *Snapshot) Decide(lb *LB, req *Request, rnd Rand, ans *Answer, tr *Trace
 	// Step 8: the ECS scope.
 	ans.LocationDependent = lb.locationDependent || p.hashPolicy || hashShed
 	ans.Scope = 0
-	if ans.LocationDependent && ans.N > 0 && req.SourcePrefix > 0 {
-		d := req.Client.Prefix
-		if d < 0 {
-			// Nothing located the client: any other address of its source
-			// subnet might locate differently, so the answer holds for it alone.
-			d = req.SourcePrefix
-		}
-		if p.hashPolicy || hashShed {
-			d = max(d, req.Subnet.Bits())
-		}
-		ans.Scope = min(d, req.SourcePrefix)
+	if ans.LocationDependent && ans.N > 0 {
+		ans.Scope = ecsScope(req, p.hashPolicy || hashShed)
 	}
 	if tr != nil {
 		tr.finish(s, lb, p, m&fam, ans)
@@ -175,16 +166,31 @@ func (s *Snapshot) allDown(lb *LB, req *Request, ans *Answer, tr *Trace) {
 	ans.Down = lb.allDown
 	ans.LocationDependent = lb.locationDependent
 	ans.Scope = 0
-	if ans.LocationDependent && req.SourcePrefix > 0 {
-		d := req.Client.Prefix
-		if d < 0 {
-			d = req.SourcePrefix
-		}
-		ans.Scope = min(d, req.SourcePrefix)
+	if ans.LocationDependent {
+		ans.Scope = ecsScope(req, false)
 	}
 	if tr != nil {
 		tr.allDown(lb, req, ans)
 	}
+}
+
+// ecsScope is the ECS scope of an answer that depends on the client: the
+// prefix that located it, or (hashed) the subnet the hash read, never more
+// than the query's source prefix; 0 for a query without ECS.
+func ecsScope(req *Request, hashed bool) int {
+	if req.SourcePrefix <= 0 {
+		return 0
+	}
+	d := req.Client.Prefix
+	if d < 0 {
+		// Nothing located the client: any other address of its source
+		// subnet might locate differently, so the answer holds for it alone.
+		d = req.SourcePrefix
+	}
+	if hashed {
+		d = max(d, req.Subnet.Bits())
+	}
+	return min(d, req.SourcePrefix)
 }
 
 // affinity applies the zonal affinity table of SPEC §4 to A. Shifted
