@@ -135,6 +135,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"Shares":           steering.Shares{},
 		"PoolShare":        steering.PoolShare{},
 		"OriginShare":      steering.OriginShare{},
+		"CandidateOrder":   steering.CandidateOrder{},
+		"OrderPool":        steering.OrderPool{},
 		"LoadShedding":     pools.DefaultPool().LoadShedding,
 		"AllDown":          pools.DefaultLoadBalancer().AllDown,
 		"Safety":           pools.DefaultLoadBalancer().Safety,

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"strings"
@@ -122,6 +123,36 @@ func TestPreview(t *testing.T) {
 		"load_balancer": map[string]any{"default_pools": []string{other, f.pool}}}}).json(t, &got)
 	if want := map[string]float64{"other": 1, "other/o": 1}; got.Result.After == nil || !near(got.Result.After.ByName(), want) {
 		t.Errorf("after reordering %+v, want %v", got.Result.After, want)
+	}
+
+	// The order of the candidates per place: under proximity, with other
+	// in Tokyo and web-eu in Frankfurt, NEAS's clients try other first
+	// and WEU's web-eu first, each at its distance; now (off) every
+	// client has the configured order.
+	got = struct{ Result api.Preview }{}
+	r = e.do("POST", path, map[string]any{"clients": []map[string]any{{"region": "NEAS"}}, "edits": map[string]any{
+		"load_balancer": map[string]any{"steering_policy": "proximity", "default_pools": []string{f.pool, other}},
+		"pools": map[string]any{
+			other:  map[string]any{"latitude": 35.7, "longitude": 139.7},
+			f.pool: map[string]any{"latitude": 50.1, "longitude": 8.7},
+		}}})
+	r.json(t, &got)
+	order := func(o steering.CandidateOrder) string {
+		var names []string
+		for _, p := range o.Pools {
+			km := "?"
+			if p.DistanceKm != nil {
+				km = fmt.Sprintf("%.0f", *p.DistanceKm/1000)
+			}
+			names = append(names, p.Name+"@"+km)
+		}
+		return fmt.Sprintf("%s %.2f", strings.Join(names, " "), o.Share)
+	}
+	if a := got.Result.After; r.status != http.StatusOK || a == nil || len(a.Orders) != 1 || order(a.Orders[0]) != "other@1 web-eu@9 1.00" {
+		t.Errorf("proximity's order from NEAS: %d %s", r.status, r.body)
+	}
+	if n := got.Result.Now.Orders; len(n) != 1 || order(n[0]) != "web-eu@? 1.00" {
+		t.Errorf("the order now from NEAS: %s", r.body)
 	}
 }
 

@@ -91,3 +91,29 @@ func TestUnmonitoredOriginsNotChecked(t *testing.T) {
 		}
 	}
 }
+
+// The default steering policy has one name: the API returns off (or geo
+// with a geo map) for a load balancer created without one or with "",
+// as old files and Cloudflare's clients send, and PATCH null asks again.
+func TestSteeringOffHasOneName(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	f := e.fixture()
+	var got struct{ Result map[string]any }
+	e.do("GET", "/api/v1/load_balancers/"+f.lb, nil).json(t, &got)
+	if got.Result["steering_policy"] != "off" {
+		t.Errorf("created without a policy: steering_policy %q, want off", got.Result["steering_policy"])
+	}
+	lb := lbBody(f.zone, f.pool)
+	lb["name"], lb["steering_policy"] = "geo.glb.example.com", ""
+	lb["region_pools"] = map[string]any{"WEU": []string{f.pool}}
+	if p := e.create(pools.KindLoadBalancer, lb)["steering_policy"]; p != "geo" {
+		t.Errorf(`created with "" and a region map: steering_policy %q, want geo`, p)
+	}
+	r := e.do("PATCH", "/api/v1/load_balancers/"+f.lb, map[string]any{"steering_policy": nil, "country_pools": map[string]any{"GB": []string{f.pool}}})
+	got.Result = nil
+	r.json(t, &got)
+	if r.status != http.StatusOK || got.Result["steering_policy"] != "geo" {
+		t.Errorf("PATCH null with a country map: %d steering_policy %q, want geo", r.status, got.Result["steering_policy"])
+	}
+}

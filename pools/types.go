@@ -170,7 +170,9 @@ type Origin struct {
 type SteeringPolicy string
 
 const (
-	SteeringDefault        SteeringPolicy = "" // geo when a geo map is set, else off
+	// SteeringDefault is accepted on input for "geo when a geo map is
+	// set, else off", and stored and shown as that name.
+	SteeringDefault        SteeringPolicy = ""
 	SteeringOff            SteeringPolicy = "off"
 	SteeringGeo            SteeringPolicy = "geo"
 	SteeringProximity      SteeringPolicy = "proximity"
@@ -397,6 +399,9 @@ func (l *LoadBalancer) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*l = LoadBalancer(v)
+	// An empty or missing steering_policy (older files and stores, and
+	// Cloudflare's clients, send one) reads as the name it steers by.
+	l.SteeringPolicy = l.Policy()
 	return nil
 }
 

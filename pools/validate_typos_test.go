@@ -137,9 +137,19 @@ func TestPolicyHasOneName(t *testing.T) {
 		{`{"region_pools": {"WEU": ["p1"]}}`, SteeringGeo},
 		{`{"steering_policy": "off", "region_pools": {"WEU": ["p1"]}}`, SteeringOff},
 		{`{"steering_policy": "random"}`, SteeringRandom},
+		{`{"steering_policy": ""}`, SteeringOff},
+		{`{"steering_policy": "", "country_pools": {"GB": ["p1"]}}`, SteeringGeo},
 	} {
-		if got := decode[LoadBalancer](t, c.lb).Policy(); got != c.want {
-			t.Errorf("%s: policy %q, want %q", c.lb, got, c.want)
+		// The field itself holds the name: what the API returns and the
+		// stores keep, whatever an older file or client sent.
+		if got := decode[LoadBalancer](t, c.lb).SteeringPolicy; got != c.want {
+			t.Errorf("%s: steering_policy %q, want %q", c.lb, got, c.want)
 		}
+	}
+	// A load balancer built in Go is named when it is written.
+	l := &LoadBalancer{RegionPools: map[string][]string{"WEU": {"p1"}}}
+	Canonicalize(l)
+	if l.SteeringPolicy != SteeringGeo {
+		t.Errorf("written with a region map: steering_policy %q, want geo", l.SteeringPolicy)
 	}
 }

@@ -138,6 +138,9 @@ func canonicalize(o Object) {
 		v.CheckRegions = nonNil(v.CheckRegions)
 	case *LoadBalancer:
 		v.Name = CanonicalName(v.Name)
+		// Every state has one name: an unset policy is stored as the
+		// one it steers by (off, or geo with a geo map).
+		v.SteeringPolicy = v.Policy()
 	case *Network:
 		if p, err := netip.ParsePrefix(v.CIDR); err == nil && p.Masked() == p {
 			v.CIDR = p.String()

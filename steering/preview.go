@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/glb-dns/glb/geodata"
 	"github.com/glb-dns/glb/pools"
@@ -55,6 +56,29 @@ type Shares struct {
 	// AllDown is the share answered by the all_down policy (nodata,
 	// refused or the sorry addresses) because no candidate served.
 	AllDown float64 `json:"all_down"`
+	// Orders are the orders in which the sample's clients get the
+	// candidate pools (before health decides among them), each with the
+	// share of the sample that gets it, largest first: what proximity,
+	// dynamic latency and geo steering do with a place.
+	Orders []CandidateOrder `json:"orders"`
+}
+
+// CandidateOrder is one order of the candidate pools and the share of the
+// sample's decisions taken in it.
+type CandidateOrder struct {
+	Share float64     `json:"share"`
+	Pools []OrderPool `json:"pools"`
+}
+
+// OrderPool is one candidate of an order. DistanceKm (proximity) and RTTMs
+// (dynamic latency) are given when every client of the order has the same
+// one, as the clients of one place do.
+type OrderPool struct {
+	ID         string   `json:"id"`
+	Name       string   `json:"name"`
+	Source     string   `json:"source"`
+	DistanceKm *float64 `json:"distance_km,omitempty"`
+	RTTMs      *float64 `json:"rtt_ms,omitempty"`
 }
 
 // ByName maps each pool's name, and "pool/origin" for each origin, to
@@ -103,7 +127,8 @@ func (s *Snapshot) Preview(lb *LB, sample []Sample, qtype QType, locate Locator)
 	}
 	byPool := map[string]*acc{}
 	var poolOrder []string
-	out := Shares{Pools: []PoolShare{}}
+	out := Shares{Pools: []PoolShare{}, Orders: []CandidateOrder{}}
+	orders := map[string]int{} // order key → index in out.Orders
 	draws := s.randomOdds(lb)
 	var tr Trace
 	var ans Answer
@@ -121,6 +146,7 @@ func (s *Snapshot) Preview(lb *LB, sample []Sample, qtype QType, locate Locator)
 					paths = append(paths, append(slices.Clone(br.taken[:j]), true))
 				}
 				w := d.odds * br.odds / float64(len(sample))
+				out.addOrder(orders, tr.Candidates, w)
 				if ans.Down != DownFallback {
 					out.AllDown += w
 					continue
@@ -161,7 +187,47 @@ func (s *Snapshot) Preview(lb *LB, sample []Sample, qtype QType, locate Locator)
 		out.Pools = append(out.Pools, ps)
 	}
 	sort.SliceStable(out.Pools, func(i, j int) bool { return out.Pools[i].Share > out.Pools[j].Share })
+	sort.SliceStable(out.Orders, func(i, j int) bool { return out.Orders[i].Share > out.Orders[j].Share })
 	return out
+}
+
+// addOrder counts one decision's candidate order with weight w. Orders are
+// the same when their pools and sources are; a distance or RTT that
+// differs between two clients of one order is dropped, since no single
+// figure then holds for the order.
+func (sh *Shares) addOrder(seen map[string]int, cands []TraceCandidate, w float64) {
+	var key strings.Builder
+	for _, c := range cands {
+		key.WriteString(c.ID)
+		key.WriteByte(0)
+		key.WriteString(c.Source)
+		key.WriteByte(0)
+	}
+	i, ok := seen[key.String()]
+	if !ok {
+		o := CandidateOrder{Pools: make([]OrderPool, len(cands))}
+		for j, c := range cands {
+			o.Pools[j] = OrderPool{ID: c.ID, Name: c.Name, Source: c.Source, DistanceKm: c.DistanceKm, RTTMs: c.RTTMs}
+		}
+		i = len(sh.Orders)
+		seen[key.String()] = i
+		sh.Orders = append(sh.Orders, o)
+	}
+	o := &sh.Orders[i]
+	o.Share += w
+	for j, c := range cands {
+		p := &o.Pools[j]
+		if !sameFigure(p.DistanceKm, c.DistanceKm) {
+			p.DistanceKm = nil
+		}
+		if !sameFigure(p.RTTMs, c.RTTMs) {
+			p.RTTMs = nil
+		}
+	}
+}
+
+func sameFigure(a, b *float64) bool {
+	return a != nil && b != nil && *a == *b
 }
 
 // sampleRequest is the query a sample client asks: a subnet as the ECS

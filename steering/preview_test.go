@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/glb-dns/glb/geodata"
@@ -215,4 +216,73 @@ func TestPreviewHash(t *testing.T) {
 	_, _, names := decide(t, s, "www.glb.example.com", Request{Subnet: sub[0].Subnet, SourcePrefix: 24, Client: loc.Locate(sub[0].Subnet)}, nil)
 	assertFlat(t, "subnet", s.Preview(lb, sub, QTypeA, loc), map[string]float64{"p": 1, "p/" + names[0]: 1})
 	assertFlat(t, "place", s.Preview(lb, []Sample{{Region: "WEU"}}, QTypeA, loc), map[string]float64{"p": 1, "p/A": 0.5, "p/B": 0.5})
+}
+
+// orderNames reads an order as "pool pool ...".
+func orderNames(o CandidateOrder) string {
+	var out []string
+	for _, p := range o.Pools {
+		out = append(out, p.Name)
+	}
+	return strings.Join(out, " ")
+}
+
+// TestPreviewOrders: the preview gives the order of the candidate pools
+// each client gets, with its share: nearest first from a region's centre
+// under proximity (with the distances), the geo list then the defaults
+// under geo, and one order per pool random steering may draw first, by
+// its odds. Health does not change an order, only which pool answers.
+func TestPreviewOrders(t *testing.T) {
+	t.Parallel()
+	w := threePools()
+	w.lb("near", []string{"us", "eu", "ap"}, "fb").SteeringPolicy = pools.SteeringProximity
+	g := w.lb("geo", []string{"us"}, "fb")
+	g.RegionPools = map[string][]string{"WEU": {"eu", "ap"}}
+	r := w.lb("rnd", []string{"us", "eu"}, "fb")
+	r.SteeringPolicy, r.RandomSteering.PoolWeights = pools.SteeringRandom, map[string]float64{"us": 0.25, "eu": 0.75}
+	w.down("us", "us1")
+	s := w.compile(t)
+	loc := locator(t, w)
+
+	near := s.LoadBalancer("near.glb.example.com")
+	got := s.Preview(near, []Sample{{Region: "NEAS"}}, QTypeA, loc)
+	if len(got.Orders) != 1 || orderNames(got.Orders[0]) != "ap eu us" || got.Orders[0].Share != 1 {
+		t.Fatalf("proximity from NEAS: %+v", got.Orders)
+	}
+	for i, p := range got.Orders[0].Pools {
+		if p.DistanceKm == nil || i > 0 && *p.DistanceKm <= *got.Orders[0].Pools[i-1].DistanceKm {
+			t.Errorf("proximity from NEAS: distances not given or not increasing: %+v", got.Orders[0].Pools)
+		}
+	}
+	// Three clients in two places: two orders, the larger first; WEU's
+	// two clients agree on their distances, so these are kept.
+	got = s.Preview(near, []Sample{{Region: "ENAM"}, {Region: "WEU"}, {Country: "FR"}}, QTypeA, loc)
+	if len(got.Orders) != 2 || orderNames(got.Orders[0]) != "eu us ap" || orderNames(got.Orders[1]) != "us eu ap" ||
+		math.Abs(got.Orders[0].Share-2.0/3) > 1e-9 || math.Abs(got.Orders[1].Share-1.0/3) > 1e-9 {
+		t.Fatalf("proximity from ENAM, WEU and FR: %+v", got.Orders)
+	}
+	// Subnets located nowhere have no coordinates: configured order, no distance.
+	got = s.Preview(near, subnets("203.0.113.0/24"), QTypeA, loc)
+	if len(got.Orders) != 1 || orderNames(got.Orders[0]) != "us eu ap" || got.Orders[0].Pools[0].DistanceKm != nil {
+		t.Fatalf("proximity from nowhere: %+v", got.Orders)
+	}
+
+	got = s.Preview(s.LoadBalancer("geo.glb.example.com"), []Sample{{Region: "WEU"}}, QTypeA, loc)
+	if len(got.Orders) != 1 || orderNames(got.Orders[0]) != "eu ap us" ||
+		got.Orders[0].Pools[0].Source != "region_pools.WEU" || got.Orders[0].Pools[2].Source != "default_pools" {
+		t.Fatalf("geo from WEU: %+v", got.Orders)
+	}
+
+	// us is down: random steering draws only eu first, so one order.
+	got = s.Preview(s.LoadBalancer("rnd.glb.example.com"), []Sample{{Region: "WEU"}}, QTypeA, loc)
+	if len(got.Orders) != 1 || orderNames(got.Orders[0]) != "eu us" {
+		t.Fatalf("random with us down: %+v", got.Orders)
+	}
+	delete(w.health.Origins, pools.OriginKey{Pool: "us", Origin: "us1"})
+	s = w.compile(t)
+	got = s.Preview(s.LoadBalancer("rnd.glb.example.com"), []Sample{{Region: "WEU"}}, QTypeA, loc)
+	if len(got.Orders) != 2 || orderNames(got.Orders[0]) != "eu us" || got.Orders[0].Share != 0.75 ||
+		orderNames(got.Orders[1]) != "us eu" || got.Orders[1].Share != 0.25 {
+		t.Fatalf("random: %+v", got.Orders)
+	}
 }

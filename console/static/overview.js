@@ -48,31 +48,31 @@ async function mappings(lb, policy) {
     try {
       const { data } = await call('POST', `/load_balancers/${lb.id}/preview`, { clients: [m.client] });
       const top = [...data.now.pools].sort((a, b) => b.share - a.share)[0];
-      return { ...m, now: top?.id, nowName: top?.name };
+      // The order the place's clients try the pools in, from the same
+      // decision (one place has one, unless random steering draws).
+      return { ...m, now: top?.id, nowName: top?.name, order: data.now.orders?.[0]?.pools };
     } catch (e) {
       return { ...m, error: e.message };
     }
   }));
 }
 
-// dynamicOrder is dynamic latency's order from a region: pools with an RTT
-// from there by RTT, then the others in configured order.
-function dynamicOrder(ids, region, hs) {
-  const rtt = (id) => hs.get(id)?.rtt_ms?.[region];
-  const known = ids.filter((id) => rtt(id) !== undefined).sort((a, b) => rtt(a) - rtt(b));
-  return [...known, ...ids.filter((id) => rtt(id) === undefined)];
+// orderText writes a mapping's order as the DNS servers take it: each
+// pool with its distance (proximity) or RTT (dynamic latency) from there.
+function orderText(m, lb, byID) {
+  const name = (id) => byID.get(id)?.name || id;
+  if (!m.order) return [...m.ids, ...lb.default_pools.filter((id) => !m.ids.includes(id))].map(name).join(' → ');
+  return m.order.map((p) => p.name + (p.distance_km !== undefined ? ` (${Math.round(p.distance_km).toLocaleString('en')} km)`
+    : p.rtt_ms !== undefined ? ` (${Math.round(p.rtt_ms)} ms)` : '')).join(' → ');
 }
 
-function mappingTable(lb, policy, maps, byID, hs) {
-  const name = (id) => byID.get(id)?.name || id;
-  const order = (m) => policy === 'dynamic_latency' ? dynamicOrder(m.ids, m.key, hs)
-    : policy === 'geo' ? [...m.ids, ...lb.default_pools.filter((id) => !m.ids.includes(id))] : m.ids;
+function mappingTable(lb, policy, maps, byID) {
   const head = policy === 'geo' ? 'country or region' : 'clients in region';
   return el('table', { class: 'stack mappings', 'aria-label': `Mappings of ${lb.name}` },
-    el('thead', {}, el('tr', {}, [head, policy === 'proximity' ? 'pools (nearest first)' : 'pools in order', 'answering now'].map((t) => el('th', { scope: 'col', text: t })))),
-    el('tbody', {}, maps.map((m) => el('tr', { 'data-mapping': m.key, 'data-now': m.nowName || '' },
+    el('thead', {}, el('tr', {}, [head, policy === 'proximity' ? 'pools (nearest first)' : policy === 'dynamic_latency' ? 'pools (lowest RTT first)' : 'pools in order', 'answering now'].map((t) => el('th', { scope: 'col', text: t })))),
+    el('tbody', {}, maps.map((m) => el('tr', { 'data-mapping': m.key, 'data-now': m.nowName || '', 'data-order': (m.order || []).map((p) => p.name).join(' ') },
       el('td', { 'data-label': head, text: `${m.key} (${m.via})` }),
-      el('td', { 'data-label': 'pools', text: policy === 'proximity' ? 'by distance from the client' : order(m).map(name).join(' → ') }),
+      el('td', { 'data-label': 'pools', text: orderText(m, lb, byID) }),
       el('td', { 'data-label': 'answering now' }, m.error ? el('span', { class: 'error', text: m.error }) : el('strong', { text: m.nowName || '—' }))))));
 }
 
@@ -140,7 +140,7 @@ export async function overview() {
         el('thead', {}, el('tr', {}, ['order', 'pool', 'health', 'origins'].map((t) => el('th', { scope: 'col', text: t })))),
         el('tbody', {}, rows)),
       maps.get(lb.id)?.length ? el('div', { class: 'table-wrap' }, el('h3', { text: policy === 'geo' ? 'Where each mapping is answered from now' : 'Each region, answered from now' }),
-        mappingTable(lb, policy, maps.get(lb.id), byID, hs)) : '') };
+        mappingTable(lb, policy, maps.get(lb.id), byID)) : '') };
   });
   cards.sort((a, b) => Number(b.problem) - Number(a.problem));
   let redraw = () => {};
