@@ -9,7 +9,11 @@ import (
 )
 
 func benchQuery(t testing.TB, name string, ecs string) []byte {
-	c := tcase{qname: name, qtype: dns.TypeA, ecs: ecs, edns: true}
+	return benchQueryType(t, name, dns.TypeA, ecs)
+}
+
+func benchQueryType(t testing.TB, name string, qtype uint16, ecs string) []byte {
+	c := tcase{qname: name, qtype: qtype, ecs: ecs, edns: true}
 	wire, err := c.msg().Pack()
 	if err != nil {
 		t.Fatal(err)
@@ -29,6 +33,7 @@ func TestHandlerAllocatesNothing(t *testing.T) {
 		benchQuery(t, "www.glb.example.com.", "203.0.113.0/24"),
 		benchQuery(t, "www.sub.glb.example.com.", ""), // referral with glue
 		benchQuery(t, "nope.sub.glb.example.com.", ""),
+		benchQueryType(t, "lb-https.glb.example.com.", dns.TypeHTTPS, "198.51.100.0/24"),
 	} {
 		if n := testing.AllocsPerRun(1000, func() { w.handle(s, q, src, false) }); n != 0 {
 			t.Errorf("%.1f allocations per query, want 0", n)
@@ -45,11 +50,16 @@ func TestHandlerAllocatesNothing(t *testing.T) {
 func BenchmarkHandler(b *testing.B) {
 	s := newTestServer(b, prometheus.NewRegistry())
 	src := netip.MustParseAddr("127.0.0.1")
-	for _, bc := range []struct{ name, qname, ecs string }{
-		{"static", "ns1.glb.example.com.", ""},
-		{"lb-geo-zonal-ecs", "lb-geo.glb.example.com.", "198.51.100.0/24"},
+	for _, bc := range []struct {
+		name, qname string
+		qtype       uint16
+		ecs         string
+	}{
+		{"static", "ns1.glb.example.com.", dns.TypeA, ""},
+		{"lb-geo-zonal-ecs", "lb-geo.glb.example.com.", dns.TypeA, "198.51.100.0/24"},
+		{"lb-https-geo-zonal-ecs", "lb-https.glb.example.com.", dns.TypeHTTPS, "198.51.100.0/24"},
 	} {
-		q := benchQuery(b, bc.qname, bc.ecs)
+		q := benchQueryType(b, bc.qname, bc.qtype, bc.ecs)
 		b.Run(bc.name, func(b *testing.B) {
 			w := newWorker()
 			b.ReportAllocs()

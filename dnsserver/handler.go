@@ -213,6 +213,10 @@ func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr) {
 			} else if qtype == typeA || qtype == typeAAAA {
 				b.negative(z, name, n)
 				return
+			} else if qtype == typeHTTPS && n.https != nil {
+				// Reached only when no address was asked for (https.go).
+				s.answerHTTPS(lv, z, n, b, src)
+				return
 			}
 		}
 		if target == nil {

@@ -50,6 +50,7 @@ func testConfig() *pools.Config {
 		// A delegation without DS whose nameserver is elsewhere in the zone.
 		{Name: "nods.glb.example.com", Type: "NS", Content: "ns1.glb.example.com."},
 		{Name: "tosub.glb.example.com", Type: "CNAME", Content: "www.sub.glb.example.com."},
+		{Name: "tohttps.glb.example.com", Type: "CNAME", Content: "lb-https.glb.example.com."},
 	}, big...)
 	o := pools.DefaultZone()
 	o.ID, o.Name, o.Serial, o.Nameservers = "z2", "other.test", 7, []string{"ns.other.test"}
@@ -95,6 +96,15 @@ func testConfig() *pools.Config {
 				l.LocationStrategy.PreferECS = pools.PreferECSAlways
 				l.ZonalAffinity = pools.ZonalAffinity{Spillover: pools.AffinitySpillCrossZone}
 				l.TTL = 20
+			}),
+			// lb-geo with an HTTPS record (https.go).
+			lb("lb-https", []string{"us"}, func(l *pools.LoadBalancer) {
+				l.SteeringPolicy = pools.SteeringGeo
+				l.CountryPools = map[string][]string{"DE": {"eu"}}
+				l.LocationStrategy.PreferECS = pools.PreferECSAlways
+				l.ZonalAffinity = pools.ZonalAffinity{Spillover: pools.AffinitySpillCrossZone}
+				l.TTL = 20
+				l.HTTPS = &pools.HTTPSRecord{ALPN: []string{"h2", "h3"}, Port: 8443}
 			}),
 			lb("lb-off", []string{"us"}, nil),
 			lb("lb-cname", []string{"cdn"}, nil),

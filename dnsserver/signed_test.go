@@ -153,6 +153,21 @@ func TestSignedAnswerShapes(t *testing.T) {
 		{name: "load-balanced A without ECS", c: tcase{qname: "lb-off.glb.example.com.", qtype: dns.TypeA}, answer: 1},
 		{name: "load-balanced AAAA, every origin (60), TCP", c: tcase{qname: "lb-all.glb.example.com.", qtype: dns.TypeAAAA, tcp: true}, answer: 60},
 		{name: "load balancer to a hostname (CNAME)", c: tcase{qname: "lb-cname.glb.example.com.", qtype: dns.TypeA}, answer: 1},
+		{name: "load-balanced HTTPS with ECS", c: tcase{qname: "lb-https.glb.example.com.", qtype: dns.TypeHTTPS, ecs: "198.51.100.0/24"}, answer: 1},
+		{name: "NODATA: HTTPS at a load balancer without https", c: tcase{qname: "lb-geo.glb.example.com.", qtype: dns.TypeHTTPS},
+			check: func(t *testing.T, r *dns.Msg) {
+				n := nsecAt(t, r, "lb-geo.glb.example.com.")
+				if !slices.Equal(n.TypeBitMap, []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeRRSIG, dns.TypeNSEC}) {
+					t.Errorf("bitmap %v, want A AAAA RRSIG NSEC", n.TypeBitMap)
+				}
+			}},
+		{name: "NODATA: TXT at a load balancer with https, whose bitmap has HTTPS", c: tcase{qname: "lb-https.glb.example.com.", qtype: dns.TypeTXT},
+			check: func(t *testing.T, r *dns.Msg) {
+				n := nsecAt(t, r, "lb-https.glb.example.com.")
+				if !slices.Equal(n.TypeBitMap, []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeRRSIG, dns.TypeNSEC, dns.TypeHTTPS}) {
+					t.Errorf("bitmap %v, want A AAAA RRSIG NSEC HTTPS", n.TypeBitMap)
+				}
+			}},
 		{name: "static A", c: tcase{qname: "ns1.glb.example.com.", qtype: dns.TypeA}, answer: 1},
 		{name: "static MX", c: tcase{qname: "mx.glb.example.com.", qtype: dns.TypeMX}, answer: 1},
 		{name: "CNAME chain to a load balancer", c: tcase{qname: "www.glb.example.com.", qtype: dns.TypeA, ecs: "198.51.100.0/24"}, answer: 2},
@@ -366,6 +381,7 @@ func TestSignedHandlerAllocatesNothing(t *testing.T) {
 		{qname: "lb-off.glb.example.com.", qtype: dns.TypeAAAA},
 		{qname: "ns1.glb.example.com.", qtype: dns.TypeA},
 		{qname: "nope.glb.example.com.", qtype: dns.TypeA},
+		{qname: "lb-https.glb.example.com.", qtype: dns.TypeHTTPS, ecs: "198.51.100.0/24"},
 	} {
 		c.edns, c.do = true, true
 		q, err := c.msg().Pack()

@@ -57,6 +57,8 @@ type node struct {
 	// sorry4 and sorry6 are the load balancer's all_down addresses as
 	// record tails (TTL written per answer).
 	sorry4, sorry6 [][]byte
+	// https is the load balancer's HTTPS record, nil when it has none.
+	https *httpsRR
 	// target of the name's CNAME (wire, lower case), when it has one.
 	target []byte
 	// cut is set on a delegation point; deleg is the cut this name is at
@@ -288,6 +290,12 @@ func putTTL(t []byte, ttl uint32) { binary.BigEndian.PutUint32(t[ttlOffset:], tt
 func (n *node) setLB(lb *steering.LB, i int) {
 	n.lb, n.lbIdx = lb, i
 	n.sorry4, n.sorry6 = addressTails(lb.Sorry(steering.QTypeA)), addressTails(lb.Sorry(steering.QTypeAAAA))
+	n.https = compileHTTPS(lb.HTTPS())
+	if n.types != nil {
+		// A node kept from the last snapshot (dnsserver.Update) keeps its
+		// type bitmap: HTTPS may have come or gone with the load balancer.
+		n.types = lbTypes(n)
+	}
 }
 
 // addressTails builds A or AAAA record tails (type, class, TTL 0,

@@ -63,20 +63,30 @@ func (z *zone) signZone(pz *pools.Zone, keys []pools.ZoneKey) error {
 
 // nsecTypes fills each node's type bitmap for compact denial, once every
 // name (load balancers included) is in the zone. A load balancer name
-// claims A and AAAA: a NODATA answer removes the asked type per query.
+// claims A and AAAA (and HTTPS with an https record): a NODATA answer
+// removes the asked type per query.
 func (z *zone) nsecTypes() {
 	if z.sec == nil {
 		return
 	}
 	for _, n := range z.nodes {
-		ts := []uint16{typeRRSIG, typeNSEC}
-		for _, s := range n.rrsets {
-			ts = append(ts, s.typ)
-		}
-		if n.lb != nil {
-			ts = append(ts, typeA, typeAAAA)
-		}
-		slices.Sort(ts)
-		n.types = slices.Compact(ts)
+		n.types = lbTypes(n)
 	}
+}
+
+// lbTypes is the type bitmap of n: its RRsets, and at a load balancer's
+// name A and AAAA, and HTTPS when the load balancer answers one.
+func lbTypes(n *node) []uint16 {
+	ts := []uint16{typeRRSIG, typeNSEC}
+	for _, s := range n.rrsets {
+		ts = append(ts, s.typ)
+	}
+	if n.lb != nil {
+		ts = append(ts, typeA, typeAAAA)
+	}
+	if n.https != nil {
+		ts = append(ts, typeHTTPS)
+	}
+	slices.Sort(ts)
+	return slices.Compact(ts)
 }

@@ -254,6 +254,8 @@ type LoadBalancer struct {
 	AllDown AllDown `json:"all_down"`
 	// Safety are the rules a shift must keep for this load balancer.
 	Safety Safety `json:"safety"`
+	// HTTPS, when set, answers HTTPS queries for the name (https.go).
+	HTTPS *HTTPSRecord `json:"https,omitempty"`
 }
 
 // AllDownAction is what a load balancer answers when every candidate

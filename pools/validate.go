@@ -452,6 +452,7 @@ func (l *LoadBalancer) Validate(refs References) error {
 		e.add("answers", "must be in [0, %d]", MaxOriginsPerPool)
 	}
 	checkAllDown(&e, l.AllDown)
+	checkHTTPS(&e, l.HTTPS)
 	if l.Safety.MinServingPools < 0 {
 		e.add("safety.min_serving_pools", "must not be negative")
 	}

@@ -1,8 +1,10 @@
 package pools
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -37,6 +39,13 @@ func TestValidationLimitsAtTheirEdges(t *testing.T) {
 		return &m
 	}
 	f := func(v float64) *float64 { return &v }
+	ids := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("p%d", i)
+		}
+		return out
+	}
 	many := func(n int) []string {
 		out := make([]string, n)
 		for i := range out {
@@ -72,6 +81,26 @@ func TestValidationLimitsAtTheirEdges(t *testing.T) {
 		{"65 default pools", lb(func(l *LoadBalancer) { l.DefaultPools = many(MaxPoolsPerList + 1) }), "default_pools"},
 		{"65 region pools", lb(func(l *LoadBalancer) { l.RegionPools = map[string][]string{"WEU": many(MaxPoolsPerList + 1)} }), "region_pools.WEU"},
 		{"spillover ratio 1", lb(func(l *LoadBalancer) { l.ZonalAffinity.SpilloverRatio = 1 }), ""},
+		{"https empty", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{} }), ""},
+		{"https port 1", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{Port: 1} }), ""},
+		{"https port 65535", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{Port: 65535} }), ""},
+		{"https port 65536", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{Port: 65536} }), "https.port"},
+		{"https port -1", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{Port: -1} }), "https.port"},
+		{"https alpn", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{ALPN: []string{"h2", "h3", "http/1.1"}, NoDefaultALPN: true} }), ""},
+		{"https alpn 255 bytes", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{ALPN: []string{strings.Repeat("a", 255)}} }), ""},
+		{"https alpn 256 bytes", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{ALPN: []string{strings.Repeat("a", 256)}} }), "https.alpn[0]"},
+		{"https alpn empty id", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{ALPN: []string{"h2", ""}} }), "https.alpn[1]"},
+		{"https alpn comma", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{ALPN: []string{"h2,h3"}} }), "https.alpn[0]"},
+		{"https alpn space", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{ALPN: []string{"h 2"}} }), "https.alpn[0]"},
+		{"https alpn twice", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{ALPN: []string{"h2", "h2"}} }), "https.alpn[1]"},
+		{"https 16 alpn", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{ALPN: ids(MaxHTTPSALPN)} }), ""},
+		{"https 17 alpn", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{ALPN: ids(MaxHTTPSALPN + 1)} }), "https.alpn"},
+		{"https no-default-alpn alone", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{NoDefaultALPN: true} }), "https.no_default_alpn"},
+		{"https ech", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{ECH: "AEX+DQBB"} }), ""},
+		{"https ech not base64", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{ECH: "not base64!"} }), "https.ech"},
+		{"https ech too long", lb(func(l *LoadBalancer) {
+			l.HTTPS = &HTTPSRecord{ECH: base64.StdEncoding.EncodeToString(make([]byte, MaxHTTPSECHLen+1))}
+		}), "https.ech"},
 
 		{"port 65535", monitor(func(m *Monitor) { m.Port = 65535 }), ""},
 		{"port 65536", monitor(func(m *Monitor) { m.Port = 65536 }), "port"},

@@ -141,6 +141,8 @@ type LB struct {
 	// sorry6 are the addresses of DownAddresses.
 	allDown        Down
 	sorry4, sorry6 []netip.Addr
+	// https is the load balancer's HTTPS record settings, nil for none.
+	https *pools.HTTPSRecord
 }
 
 // Down is what a load balancer answers when none of its candidate pools
@@ -191,6 +193,10 @@ func (l *LB) ID() string     { return l.id }
 func (l *LB) Name() string   { return l.name }
 func (l *LB) ZoneID() string { return l.zoneID }
 func (l *LB) TTL() uint32    { return l.ttl }
+
+// HTTPS is the load balancer's HTTPS record settings, nil when it answers
+// none. Read only.
+func (l *LB) HTTPS() *pools.HTTPSRecord { return l.https }
 
 // Policy is the effective steering policy (the default resolved).
 func (l *LB) Policy() pools.SteeringPolicy { return l.policy }
@@ -490,6 +496,7 @@ func (s *Snapshot) compileLB(l *pools.LoadBalancer, zones map[string]string) (*L
 		spillover: l.ZonalAffinity.Spillover,
 		ratio:     l.ZonalAffinity.SpilloverRatio,
 		answers:   l.Answers,
+		https:     l.HTTPS,
 	}
 	if lb.ttl == 0 {
 		lb.ttl = 30
