@@ -86,7 +86,9 @@ func TestValidationLimitsAtTheirEdges(t *testing.T) {
 		{"https port 65535", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{Port: 65535} }), ""},
 		{"https port 65536", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{Port: 65536} }), "https.port"},
 		{"https port -1", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{Port: -1} }), "https.port"},
-		{"https alpn", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{ALPN: []string{"h2", "h3", "http/1.1"}, NoDefaultALPN: true} }), ""},
+		{"https alpn", lb(func(l *LoadBalancer) {
+			l.HTTPS = &HTTPSRecord{ALPN: []string{"h2", "h3", "http/1.1"}, NoDefaultALPN: true}
+		}), ""},
 		{"https alpn 255 bytes", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{ALPN: []string{strings.Repeat("a", 255)}} }), ""},
 		{"https alpn 256 bytes", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{ALPN: []string{strings.Repeat("a", 256)}} }), "https.alpn[0]"},
 		{"https alpn empty id", lb(func(l *LoadBalancer) { l.HTTPS = &HTTPSRecord{ALPN: []string{"h2", ""}} }), "https.alpn[1]"},
