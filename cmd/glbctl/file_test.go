@@ -35,6 +35,8 @@ func TestFileErrorsNamePathAndLine(t *testing.T) {
 			[]string{"f.yaml:5: pools[0].origins[0].weight: must be a number"}},
 		{"key in a map", "load_balancers:\n  - id: www\n    region_pools:\n      WEU: [a]\n      ENAM: a\n",
 			[]string{"f.yaml:5: load_balancers[0].region_pools.ENAM: must be an array"}},
+		{"https of a load balancer", "load_balancers:\n  - id: www\n    https:\n      alpn: [h2, h3]\n      prot: 443\n      port: \"443\"\n",
+			[]string{"f.yaml:5: load_balancers[0].https.prot: unknown field", "f.yaml:6: load_balancers[0].https.port: must be an integer"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

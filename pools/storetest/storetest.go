@@ -127,7 +127,10 @@ func newFixture(t *testing.T, s pools.Store) fixture {
 	f.zone = mustCreate(t, s, Zone("glb.example.com"))
 	f.monitor = mustCreate(t, s, Monitor())
 	f.pool = mustCreate(t, s, Pool("eu", f.monitor.ID))
-	f.lb = mustCreate(t, s, LoadBalancer("www.glb.example.com", f.zone.ID, f.pool.ID))
+	lb := LoadBalancer("www.glb.example.com", f.zone.ID, f.pool.ID)
+	// Nested optional settings travel through the store too.
+	lb.HTTPS = &pools.HTTPSRecord{ALPN: []string{"h2", "h3"}, Port: 8443}
+	f.lb = mustCreate(t, s, lb)
 	f.network = mustCreate(t, s, Network("10.1.0.0/16"))
 	// The load balancer advanced the zone's serial.
 	z, err := s.Get(ctx(t), pools.KindZone, f.zone.ID)
