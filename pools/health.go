@@ -186,6 +186,20 @@ type OriginState struct {
 	// CheckedAt is when the state was last confirmed: for a view read from
 	// a store, the node's heartbeat (HealthUpdate.Published).
 	CheckedAt time.Time `json:"checked_at"`
+	// Monitors, for a pool with a monitor group (Pool.Monitors), is what
+	// each monitor of the group sees, in group order; Healthy is the
+	// group's rule applied to them. Empty for a pool with one monitor.
+	Monitors []MonitorState `json:"monitors,omitempty"`
+}
+
+// MonitorState is one node's view of an origin under one monitor of its
+// pool's group.
+type MonitorState struct {
+	Monitor string `json:"monitor"`
+	Healthy bool   `json:"healthy"`
+	Reason  string `json:"reason,omitempty"`
+	// RTT of the monitor's last successful check, smoothed, in nanoseconds.
+	RTT time.Duration `json:"rtt"`
 }
 
 // Key names the origin of s.

@@ -79,7 +79,7 @@ func ReferrersIn(k Kind, id string, pools []Pool, lbs []LoadBalancer) []Referrer
 		}
 	case KindMonitor:
 		for _, p := range pools {
-			if p.Monitor == id {
+			if p.Uses(id) {
 				out = append(out, Referrer{Kind: KindPool.Singular(), ID: p.ID, Name: p.Name})
 			}
 		}

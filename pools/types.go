@@ -121,8 +121,13 @@ type Pool struct {
 	Enabled     bool   `json:"enabled"` // default true
 	// MinimumOrigins healthy origins for the pool to be healthy. Default 1.
 	MinimumOrigins int `json:"minimum_origins"`
-	// Monitor is a monitor id, or empty for none (always healthy).
-	Monitor        string         `json:"monitor"`
+	// Monitor is a monitor id, or empty for none (always healthy). It is
+	// short for Monitors: [{monitor: id, must_be_healthy: true}]; see Group.
+	Monitor string `json:"monitor"`
+	// Monitors is the pool's monitor group (Cloudflare's monitor groups):
+	// several monitors, each deciding an origin's health by the rule of
+	// Group, or only shown. Empty: Monitor alone decides.
+	Monitors       []PoolMonitor  `json:"monitors"`
 	CheckRegions   []string       `json:"check_regions"`
 	Latitude       *float64       `json:"latitude"`
 	Longitude      *float64       `json:"longitude"`
@@ -133,6 +138,52 @@ type Pool struct {
 	// LoadShedding moves a share of the traffic that would come to this
 	// pool on to the next candidate (Cloudflare's load_shedding).
 	LoadShedding LoadShedding `json:"load_shedding"`
+}
+
+// PoolMonitor is one monitor of a pool's group.
+type PoolMonitor struct {
+	Monitor string `json:"monitor"`
+	// MustBeHealthy: an origin this monitor sees down is down.
+	MustBeHealthy bool `json:"must_be_healthy"`
+	// MonitoringOnly: checked and shown, never part of the decision.
+	MonitoringOnly bool `json:"monitoring_only"`
+}
+
+// MaxMonitorsPerPool bounds a monitor group: each monitor multiplies the
+// checks of every origin of the pool.
+const MaxMonitorsPerPool = 8
+
+// Group is the monitor group that decides the pool's origins' health:
+// Monitors when given, else Monitor as a group of one monitor that must
+// be healthy, else none (every origin counts as healthy). The rule, per
+// origin and per node: the origin is up when every must_be_healthy
+// monitor sees it up and, when the group has other deciding monitors
+// (neither must_be_healthy nor monitoring_only), at least one of them
+// does; monitoring_only monitors never count.
+func (p *Pool) Group() []PoolMonitor {
+	if len(p.Monitors) > 0 {
+		return p.Monitors
+	}
+	if p.Monitor != "" {
+		return []PoolMonitor{{Monitor: p.Monitor, MustBeHealthy: true}}
+	}
+	return nil
+}
+
+// Checked reports whether the pool has a monitor (alone or in a group).
+func (p *Pool) Checked() bool { return p.Monitor != "" || len(p.Monitors) > 0 }
+
+// Uses reports whether the pool checks its origins with monitor id.
+func (p *Pool) Uses(id string) bool {
+	if p.Monitor == id {
+		return true
+	}
+	for _, m := range p.Monitors {
+		if m.Monitor == id {
+			return true
+		}
+	}
+	return false
 }
 
 // ShedPolicy says which queries a pool sheds.

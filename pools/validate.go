@@ -264,6 +264,7 @@ func (p *Pool) Validate(refs References) error {
 	if p.Monitor != "" && refs != nil && !refs.MonitorExists(p.Monitor) {
 		e.add("monitor", "no monitor with id %q", p.Monitor)
 	}
+	checkGroup(&e, p, refs)
 	for i, r := range p.CheckRegions {
 		if msg := RegionProblem(r); msg != "" {
 			e.add(fmt.Sprintf("check_regions[%d]", i), "%s", msg)
@@ -320,6 +321,37 @@ func (p *Pool) Validate(refs References) error {
 		}
 	}
 	return e.err()
+}
+
+// checkGroup checks a pool's monitors and how they sit with monitor: both
+// may be given only when they say the same thing, so that neither is
+// silently ignored.
+func checkGroup(e *errs, p *Pool, refs References) {
+	if len(p.Monitors) > MaxMonitorsPerPool {
+		e.add("monitors", "at most %d monitors per pool", MaxMonitorsPerPool)
+	}
+	seen := map[string]int{}
+	for i, m := range p.Monitors {
+		path := fmt.Sprintf("monitors[%d]", i)
+		switch j, dup := seen[m.Monitor]; {
+		case m.Monitor == "":
+			e.add(path+".monitor", "required")
+		case dup:
+			e.add(path+".monitor", "monitor %q is already monitors[%d]", m.Monitor, j)
+		default:
+			seen[m.Monitor] = i
+			if refs != nil && !refs.MonitorExists(m.Monitor) {
+				e.add(path+".monitor", "no monitor with id %q", m.Monitor)
+			}
+		}
+		if m.MustBeHealthy && m.MonitoringOnly {
+			e.add(path, "must_be_healthy and monitoring_only exclude each other: a monitoring_only monitor never decides")
+		}
+	}
+	if p.Monitor != "" && len(p.Monitors) > 0 &&
+		(len(p.Monitors) != 1 || p.Monitors[0] != PoolMonitor{Monitor: p.Monitor, MustBeHealthy: true}) {
+		e.add("monitor", "conflicts with monitors: monitor %q stands for monitors [{\"monitor\": %q, \"must_be_healthy\": true}]; give the group in monitors alone and leave monitor empty", p.Monitor, p.Monitor)
+	}
 }
 
 func plural(n int) string {

@@ -136,6 +136,7 @@ func canonicalize(o Object) {
 		v.Records = nonNil(v.Records)
 	case *Pool:
 		v.CheckRegions = nonNil(v.CheckRegions)
+		v.Monitors = nonNil(v.Monitors)
 	case *LoadBalancer:
 		v.Name = CanonicalName(v.Name)
 		// Every state has one name: an unset policy is stored as the

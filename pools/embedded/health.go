@@ -47,6 +47,8 @@ type storedOrigin struct {
 	Healthy bool          `json:"healthy"`
 	Reason  string        `json:"reason,omitempty"`
 	RTT     time.Duration `json:"rtt"`
+	// Monitors: each monitor's view, for a pool with a monitor group.
+	Monitors []pools.MonitorState `json:"monitors,omitempty"`
 }
 
 // decodeOrigin reads the stored row of pool/origin.
@@ -61,7 +63,8 @@ func decodeOrigin(pool, origin string, v []byte) (storedOrigin, error) {
 // state is the row as a node's state of pool/origin, confirmed by the
 // node's heartbeat at published.
 func (row *storedOrigin) state(pool, origin string, published time.Time) pools.OriginState {
-	return pools.OriginState{Pool: pool, Origin: origin, Healthy: row.Healthy, Reason: row.Reason, RTT: row.RTT, CheckedAt: published}
+	return pools.OriginState{Pool: pool, Origin: origin, Healthy: row.Healthy, Reason: row.Reason, RTT: row.RTT, CheckedAt: published,
+		Monitors: row.Monitors}
 }
 
 func appendName(b []byte, s string) []byte {
@@ -174,7 +177,7 @@ func writeOrigins(tx *bbolt.Tx, u pools.HealthUpdate, seq int64) error {
 		return log.Put(logKey(u.Node, seq, pool, origin), nil)
 	}
 	for _, st := range u.Origins {
-		if err := put(st.Pool, st.Origin, storedOrigin{Healthy: st.Healthy, Reason: st.Reason, RTT: st.RTT}); err != nil {
+		if err := put(st.Pool, st.Origin, storedOrigin{Healthy: st.Healthy, Reason: st.Reason, RTT: st.RTT, Monitors: st.Monitors}); err != nil {
 			return err
 		}
 	}

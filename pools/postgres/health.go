@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -9,7 +11,8 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// Health lives in node_heartbeat and node_origin_health (migration 006).
+// Health lives in node_heartbeat and node_origin_health (migration 006;
+// 010 adds each monitor's view for pools with a monitor group).
 
 // beatSQL records a heartbeat; $4 moves the epoch (a full publication),
 // $5 the seq (origin rows follow). The row lock it takes orders the
@@ -21,11 +24,12 @@ const beatSQL = `
 	returning epoch, seq, xmax = 0`
 
 const upsertOriginsSQL = `
-	insert into node_origin_health (node, pool, origin, seq, gone, healthy, reason, rtt_ns)
-	select $1, u.pool, u.origin, $2, false, u.healthy, u.reason, u.rtt
-	from unnest($3::text[], $4::text[], $5::bool[], $6::text[], $7::bigint[]) as u(pool, origin, healthy, reason, rtt)
+	insert into node_origin_health (node, pool, origin, seq, gone, healthy, reason, rtt_ns, monitors)
+	select $1, u.pool, u.origin, $2, false, u.healthy, u.reason, u.rtt, nullif(u.monitors, '')::jsonb
+	from unnest($3::text[], $4::text[], $5::bool[], $6::text[], $7::bigint[], $8::text[])
+		as u(pool, origin, healthy, reason, rtt, monitors)
 	on conflict (node, pool, origin) do update set seq = excluded.seq, gone = false,
-		healthy = excluded.healthy, reason = excluded.reason, rtt_ns = excluded.rtt_ns`
+		healthy = excluded.healthy, reason = excluded.reason, rtt_ns = excluded.rtt_ns, monitors = excluded.monitors`
 
 // withdrawSQL marks origins the node published as gone, after the states
 // of the same update: an origin in both ends withdrawn. An origin never
@@ -61,10 +65,13 @@ func (s *Store) PublishHealth(ctx context.Context, u pools.HealthUpdate) error {
 				return err
 			}
 		}
-		rows := originRows(u)
+		rows, err := originRows(u)
+		if err != nil {
+			return err
+		}
 		if len(rows.pool) > 0 {
 			if _, err := tx.Exec(ctx, upsertOriginsSQL, u.Node, seq, rows.pool, rows.origin,
-				rows.healthy, rows.reason, rows.rtt); err != nil {
+				rows.healthy, rows.reason, rows.rtt, rows.monitors); err != nil {
 				return err
 			}
 		}
@@ -77,7 +84,7 @@ func (s *Store) PublishHealth(ctx context.Context, u pools.HealthUpdate) error {
 				return err
 			}
 		}
-		_, err := tx.Exec(ctx, "select pg_notify('"+HealthChannel+"', $1)", u.Node)
+		_, err = tx.Exec(ctx, "select pg_notify('"+HealthChannel+"', $1)", u.Node)
 		return err
 	})
 	return mapError(err)
@@ -93,13 +100,14 @@ func b2i(b bool) int {
 // rowArrays are origin states as columns, for unnest.
 type rowArrays struct {
 	pool, origin, reason []string
+	monitors             []string // JSON, or empty for none
 	healthy              []bool
 	rtt                  []int64
 }
 
 // originRows lists u's states, an origin named twice counting once, as
 // its last mention: one statement may not write a row twice.
-func originRows(u pools.HealthUpdate) rowArrays {
+func originRows(u pools.HealthUpdate) (rowArrays, error) {
 	var r rowArrays
 	at := make(map[pools.OriginKey]int, len(u.Origins))
 	for _, st := range u.Origins {
@@ -109,10 +117,31 @@ func originRows(u pools.HealthUpdate) rowArrays {
 			at[st.Key()] = i
 			r.pool, r.origin = append(r.pool, st.Pool), append(r.origin, st.Origin)
 			r.healthy, r.reason, r.rtt = append(r.healthy, false), append(r.reason, ""), append(r.rtt, 0)
+			r.monitors = append(r.monitors, "")
 		}
 		r.healthy[i], r.reason[i], r.rtt[i] = st.Healthy, st.Reason, int64(max(st.RTT, 0))
+		r.monitors[i] = ""
+		if len(st.Monitors) > 0 {
+			b, err := json.Marshal(st.Monitors)
+			if err != nil {
+				return r, err
+			}
+			r.monitors[i] = string(b)
+		}
 	}
-	return r
+	return r, nil
+}
+
+// decodeMonitors reads the monitors column (null for none).
+func decodeMonitors(b []byte) ([]pools.MonitorState, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var out []pools.MonitorState
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("decode monitors of a health row: %w", err)
+	}
+	return out, nil
 }
 
 // sinceSQL reads, in one statement (one snapshot), every heartbeat and the
@@ -124,7 +153,7 @@ const sinceSQL = `
 	h as (select h.*, coalesce((select c.seq from c where c.node = h.node and c.epoch = h.epoch and c.seq <= h.seq), -1) as since
 		from node_heartbeat h)
 	select h.node, h.region, h.published, h.epoch, h.seq, h.since < 0,
-		o.pool, o.origin, o.gone, o.healthy, o.reason, o.rtt_ns
+		o.pool, o.origin, o.gone, o.healthy, o.reason, o.rtt_ns, o.monitors
 	from h left join node_origin_health o on o.node = h.node and o.seq > greatest(h.since, 0) and (h.since >= 0 or not o.gone)
 	order by h.node, o.seq`
 
@@ -149,9 +178,10 @@ func (s *Store) HealthSince(ctx context.Context, cursors map[string]pools.Health
 			pool, origin, why *string
 			gone, healthy     *bool
 			rtt               *int64
+			monitors          []byte
 		)
 		if err := rows.Scan(&u.Node, &u.Region, &u.Published, &u.Cursor.Epoch, &u.Cursor.Seq, &u.Full,
-			&pool, &origin, &gone, &healthy, &why, &rtt); err != nil {
+			&pool, &origin, &gone, &healthy, &why, &rtt, &monitors); err != nil {
 			return nil, mapError(err)
 		}
 		if len(out) == 0 || out[len(out)-1].Node != u.Node {
@@ -165,8 +195,12 @@ func (s *Store) HealthSince(ctx context.Context, cursors map[string]pools.Health
 			last.Removed = append(last.Removed, pools.OriginKey{Pool: *pool, Origin: *origin})
 			continue
 		}
+		ms, err := decodeMonitors(monitors)
+		if err != nil {
+			return nil, err
+		}
 		last.Origins = append(last.Origins, pools.OriginState{Pool: *pool, Origin: *origin, Healthy: *healthy,
-			Reason: *why, RTT: time.Duration(*rtt), CheckedAt: last.Published})
+			Reason: *why, RTT: time.Duration(*rtt), CheckedAt: last.Published, Monitors: ms})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, mapError(err)
@@ -179,7 +213,7 @@ func (s *Store) HealthViews(ctx context.Context, pool string) ([]pools.NodeHealt
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `
-		select h.node, h.region, h.published, o.pool, o.origin, o.healthy, o.reason, o.rtt_ns
+		select h.node, h.region, h.published, o.pool, o.origin, o.healthy, o.reason, o.rtt_ns, o.monitors
 		from node_heartbeat h
 		left join node_origin_health o on o.node = h.node and not o.gone and ($1 = '' or o.pool = $1)
 		order by h.node, o.pool, o.origin`, pool)
@@ -194,8 +228,9 @@ func (s *Store) HealthViews(ctx context.Context, pool string) ([]pools.NodeHealt
 			poolID, origin, why *string
 			healthy             *bool
 			rtt                 *int64
+			monitors            []byte
 		)
-		if err := rows.Scan(&v.Node, &v.Region, &v.Published, &poolID, &origin, &healthy, &why, &rtt); err != nil {
+		if err := rows.Scan(&v.Node, &v.Region, &v.Published, &poolID, &origin, &healthy, &why, &rtt, &monitors); err != nil {
 			return nil, mapError(err)
 		}
 		if len(views) == 0 || views[len(views)-1].Node != v.Node {
@@ -205,9 +240,13 @@ func (s *Store) HealthViews(ctx context.Context, pool string) ([]pools.NodeHealt
 		if poolID == nil {
 			continue
 		}
+		ms, err := decodeMonitors(monitors)
+		if err != nil {
+			return nil, err
+		}
 		last := &views[len(views)-1]
 		last.Origins = append(last.Origins, pools.OriginState{Pool: *poolID, Origin: *origin, Healthy: *healthy,
-			Reason: *why, RTT: time.Duration(*rtt), CheckedAt: last.Published})
+			Reason: *why, RTT: time.Duration(*rtt), CheckedAt: last.Published, Monitors: ms})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, mapError(err)

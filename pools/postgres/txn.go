@@ -89,7 +89,10 @@ func (t *txn) Referrers(k pools.Kind, id string) ([]pools.Referrer, error) {
 		q = `select distinct 'load_balancer', l.id, l.name from load_balancer_pools r
 			join load_balancers l on l.id = r.lb_id where r.pool_id = $1::text`
 	case pools.KindMonitor:
-		q = "select 'pool', id, name from pools where monitor_id = $1::text"
+		// A group's monitors live in the document only: writes are
+		// serialised by the revision row, so this read is the check.
+		q = `select 'pool', id, name from pools where monitor_id = $1::text
+			or doc->'monitors' @> jsonb_build_array(jsonb_build_object('monitor', $1::text))`
 	default:
 		return nil, nil
 	}

@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"ChangeFeed", testChanges},
 		{"CookieSecret", testCookieSecret},
 		{"Shifts", testShifts},
+		{"MonitorGroups", testMonitorGroups},
 	}
 	tests = append(tests, accessTests...)
 	for _, tc := range tests {
