@@ -83,8 +83,8 @@ type Checker struct {
 	mu          sync.Mutex
 	runCtx      context.Context // nil while not running
 	wg          sync.WaitGroup
-	pairs       map[pools.OriginKey]*pair
-	byPool      map[string][]*pair
+	watches     map[pools.OriginKey]*watch
+	byPool      map[string][]*watch
 	specs       map[string]*spec
 	queue       queue  // pairs waiting for their next check, earliest first
 	gen         uint64 // of the latest Update
@@ -100,7 +100,10 @@ type pair struct {
 	// checks are at (phase + k) × interval from the Checker's epoch.
 	phase float64
 
-	gen     uint64             // of the last Update that wanted it
+	w       *watch // the origin it checks, and how its result counts there
+	monitor string
+	role    role
+
 	removed bool               // dropped by Update: never checked again
 	due     time.Time          // of the next check, while queued
 	index   int                // in the queue; -1 when not queued
@@ -133,8 +136,8 @@ func New(opts Options) *Checker {
 		changes: make(chan struct{}, 1),
 		kick:    make(chan struct{}, 1),
 		sched:   newSched(),
-		pairs:   map[pools.OriginKey]*pair{},
-		byPool:  map[string][]*pair{},
+		watches: map[pools.OriginKey]*watch{},
+		byPool:  map[string][]*watch{},
 	}
 	c.setLimit(0)
 	return c
@@ -144,15 +147,28 @@ func New(opts Options) *Checker {
 // node, so that the node can rebuild its snapshot at once.
 func (c *Checker) Changes() <-chan struct{} { return c.changes }
 
+// update is what one Update gathers on its way through the pools.
+type update struct {
+	byPool  map[string][]*watch
+	fresh   []*pair         // to check at once
+	stopped []chan struct{} // checks in flight to wait for
+	touched []string        // pools whose list of watches changed
+	seen    int             // watches wanted
+	ws      []*watch        // one pool's watches, copied only when they changed
+	ms      []member        // one pool's group
+}
+
 // Update applies a configuration: new pairs and pairs whose monitor or
 // origin changed are checked at once, unchanged pairs keep their schedule
 // and state, removed pairs stop before Update returns. A changed pair
 // keeps its current state (editing a monitor must not put a dead origin
 // back into DNS) and its place in the interval, and starts its
-// consecutive counts afresh.
+// consecutive counts afresh. A pair is an origin under one monitor of its
+// pool's group, so adding a monitor to a group leaves the checks of the
+// others as they were.
 //
 // Update runs on every configuration change of the node, so it builds
-// nothing for an origin whose check is unchanged: with a hundred
+// nothing for an origin whose checks are unchanged: with a hundred
 // thousand origins it compares them in place.
 func (c *Checker) Update(cfg *pools.Config) {
 	if cfg == nil {
@@ -161,102 +177,147 @@ func (c *Checker) Update(cfg *pools.Config) {
 	c.mu.Lock()
 	c.specs = specs(cfg, c.unit, c.specs)
 	c.gen++
-	var (
-		fresh   []*pair
-		stopped []chan struct{}
-		touched []string
-		seen    int
-		ps      []*pair // one pool's pairs, copied only when they changed
-	)
-	byPool := make(map[string][]*pair, len(c.byPool))
+	u := &update{byPool: make(map[string][]*watch, len(c.byPool))}
 	for i := range cfg.Pools {
-		pl := &cfg.Pools[i]
-		s := monitored(pl, c.specs)
-		if s == nil {
-			continue
-		}
-		before := c.byPool[pl.ID]
-		ps = ps[:0]
-		for j := range pl.Origins {
-			o := &pl.Origins[j]
-			if !o.Enabled {
-				continue
-			}
-			k := pools.OriginKey{Pool: pl.ID, Origin: o.Name}
-			// The pool's origins are in the order of the last Update
-			// unless an edit moved them: looking there first spares a
-			// lookup in a map of every origin.
-			var p *pair
-			if n := len(ps); n < len(before) && before[n].t.origin == o.Name && !before[n].removed {
-				p = before[n]
-			} else {
-				p = c.pairs[k]
-			}
-			switch {
-			case p != nil && p.gen == c.gen:
-				continue // a second origin of the name; validation refuses them
-			case p != nil && p.t.is(pl, s, o):
-			default:
-				np := c.newPair(newTarget(pl, s, o), p)
-				if p != nil {
-					stopped = c.drop(p, stopped)
-					c.log.Debug("check changed", "pool", pl.ID, "origin", o.Name)
-				}
-				c.pairs[k] = np
-				fresh = append(fresh, np)
-				p = np
-			}
-			p.gen = c.gen
-			seen++
-			ps = append(ps, p)
-		}
-		if len(ps) == 0 {
-			continue
-		}
-		if slices.Equal(ps, before) {
-			byPool[pl.ID] = before
-		} else {
-			byPool[pl.ID] = slices.Clone(ps)
-			touched = append(touched, pl.ID)
-		}
+		c.updatePool(&cfg.Pools[i], u)
 	}
-	removed := len(c.pairs) - seen
-	if removed > 0 {
-		for k, p := range c.pairs {
-			if p.gen != c.gen {
-				stopped = c.drop(p, stopped)
-				delete(c.pairs, k)
-			}
-		}
-	}
-	for pool := range c.byPool {
-		if _, ok := byPool[pool]; !ok {
-			c.m.forgetPool(pool)
-		}
-	}
-	c.byPool = byPool
-	for _, pool := range touched {
-		c.m.checked.WithLabelValues(pool).Set(float64(len(byPool[pool])))
-		c.setHealthyGauge(pool)
-	}
-	if len(fresh) > 0 || removed > 0 {
-		prevMin := c.minInterval
-		c.retune()
-		if c.minInterval > 0 && (prevMin == 0 || c.minInterval < prevMin) {
-			// The publisher sleeps on the cadence of the monitors it knew: a
-			// node started without monitors waits 10 s, past the freshness
-			// window of a new 1 s monitor, so other nodes would ignore its
-			// view. Waking it publishes and re-arms at the new cadence.
-			signal(c.kick)
-		}
+	removed := c.sweep(u)
+	c.setPools(u)
+	if len(u.fresh) > 0 || removed > 0 {
+		c.retuneAfterUpdate()
 	}
 	if c.runCtx != nil {
-		c.plan(fresh, time.Now())
+		c.plan(u.fresh, time.Now())
 	}
 	c.mu.Unlock()
 
-	for _, done := range stopped {
+	for _, done := range u.stopped {
 		<-done
+	}
+}
+
+// updatePool brings the watches of one pool's enabled origins in line
+// with pl; c.mu is held.
+func (c *Checker) updatePool(pl *pools.Pool, u *update) {
+	u.ms = groupOf(pl, c.specs, u.ms)
+	if len(u.ms) == 0 {
+		return
+	}
+	group := len(pl.Monitors) > 0
+	before := c.byPool[pl.ID]
+	u.ws = u.ws[:0]
+	for j := range pl.Origins {
+		o := &pl.Origins[j]
+		if !o.Enabled {
+			continue
+		}
+		// The pool's origins are in the order of the last Update unless
+		// an edit moved them: looking there first spares a lookup in a
+		// map of every origin.
+		var w *watch
+		if n := len(u.ws); n < len(before) && before[n].key.Origin == o.Name && before[n].gen != 0 {
+			w = before[n]
+		} else {
+			w = c.watches[pools.OriginKey{Pool: pl.ID, Origin: o.Name}]
+		}
+		switch {
+		case w != nil && w.gen == c.gen:
+			continue // a second origin of the name; validation refuses them
+		case w != nil && w.matches(pl, u.ms, o, group):
+		default:
+			w = c.rewatch(pl, o, group, w, u)
+		}
+		w.gen = c.gen
+		u.seen++
+		u.ws = append(u.ws, w)
+	}
+	if len(u.ws) == 0 {
+		return
+	}
+	if slices.Equal(u.ws, before) {
+		u.byPool[pl.ID] = before
+	} else {
+		u.byPool[pl.ID] = slices.Clone(u.ws)
+		u.touched = append(u.touched, pl.ID)
+	}
+}
+
+// rewatch builds the watch of origin o under the group u.ms in place of
+// old (nil for a new origin): a pair whose check is unchanged carries on
+// as it was, a changed one starts afresh from the old one's state, a new
+// monitor's starts unchecked, and the pairs of monitors gone stop. c.mu
+// is held.
+func (c *Checker) rewatch(pl *pools.Pool, o *pools.Origin, group bool, old *watch, u *update) *watch {
+	w := &watch{key: pools.OriginKey{Pool: pl.ID, Origin: o.Name}, pairs: make([]*pair, len(u.ms)), group: group}
+	for i, m := range u.ms {
+		p := old.pair(m.id)
+		if p == nil || !p.t.is(pl, m.s, o) {
+			if p != nil {
+				c.log.Debug("check changed", "pool", pl.ID, "origin", o.Name, "monitor", m.id)
+			}
+			p = c.newPair(newTarget(pl, m.s, o), p)
+			u.fresh = append(u.fresh, p)
+		}
+		p.w, p.monitor, p.role = w, m.id, m.role
+		w.pairs[i] = p
+	}
+	if old != nil {
+		old.gen = 0 // no longer the origin's watch
+		for _, p := range old.pairs {
+			if p.w != w {
+				u.stopped = c.drop(p, u.stopped)
+			}
+		}
+	}
+	w.healthy, _ = w.decide()
+	c.watches[w.key] = w
+	return w
+}
+
+// sweep stops the watches Update did not see and returns their number;
+// c.mu is held.
+func (c *Checker) sweep(u *update) int {
+	removed := len(c.watches) - u.seen
+	if removed > 0 {
+		for k, w := range c.watches {
+			if w.gen != c.gen {
+				for _, p := range w.pairs {
+					u.stopped = c.drop(p, u.stopped)
+				}
+				w.gen = 0
+				delete(c.watches, k)
+			}
+		}
+	}
+	return removed
+}
+
+// setPools installs the pools' new lists of watches and recounts the
+// gauges of those that changed; c.mu is held.
+func (c *Checker) setPools(u *update) {
+	for pool := range c.byPool {
+		if _, ok := u.byPool[pool]; !ok {
+			c.m.forgetPool(pool)
+		}
+	}
+	c.byPool = u.byPool
+	for _, pool := range u.touched {
+		c.m.checked.WithLabelValues(pool).Set(float64(len(u.byPool[pool])))
+		c.setHealthyGauge(pool)
+	}
+}
+
+// retuneAfterUpdate retunes, and wakes the publisher when the cadence
+// shortened; c.mu is held.
+func (c *Checker) retuneAfterUpdate() {
+	prevMin := c.minInterval
+	c.retune()
+	if c.minInterval > 0 && (prevMin == 0 || c.minInterval < prevMin) {
+		// The publisher sleeps on the cadence of the monitors it knew: a
+		// node started without monitors waits 10 s, past the freshness
+		// window of a new 1 s monitor, so other nodes would ignore its
+		// view. Waking it publishes and re-arms at the new cadence.
+		signal(c.kick)
 	}
 }
 
@@ -288,6 +349,15 @@ func (c *Checker) drop(p *pair, stopped []chan struct{}) []chan struct{} {
 	return stopped
 }
 
+// eachPair calls fn with every pair; c.mu is held.
+func (c *Checker) eachPair(fn func(*pair)) {
+	for _, w := range c.watches {
+		for _, p := range w.pairs {
+			fn(p)
+		}
+	}
+}
+
 // retune recomputes what follows the set of pairs: the shortest interval
 // (the publication cadence), the configured rate and the bound on checks
 // in flight, and the HTTP clients still in use. c.mu is held.
@@ -295,7 +365,7 @@ func (c *Checker) retune() {
 	c.minInterval = 0
 	var rate, busy float64
 	used := map[clientKey]bool{}
-	for _, p := range c.pairs {
+	c.eachPair(func(p *pair) {
 		t := p.t
 		if c.minInterval == 0 || t.interval < c.minInterval {
 			c.minInterval = t.interval
@@ -305,7 +375,7 @@ func (c *Checker) retune() {
 		if h, ok := p.prober.(*httpProber); ok {
 			used[h.key] = true
 		}
-	}
+	})
 	c.clients.retain(used)
 	c.m.rate.Set(rate)
 	c.setLimit(busy)
@@ -322,7 +392,7 @@ func (c *Checker) Run(ctx context.Context) error {
 	c.runCtx = ctx
 	now := time.Now()
 	var fresh []*pair
-	for _, p := range c.pairs {
+	c.eachPair(func(p *pair) {
 		// A pair with a result from an earlier Run is not new: it waits for
 		// its slot rather than probe everything at once.
 		if p.th.known {
@@ -330,7 +400,7 @@ func (c *Checker) Run(ctx context.Context) error {
 		} else {
 			fresh = append(fresh, p)
 		}
-	}
+	})
 	c.plan(fresh, now)
 	c.wg.Add(1)
 	go c.schedule(ctx)
@@ -346,7 +416,8 @@ func (c *Checker) Run(ctx context.Context) error {
 	return nil
 }
 
-// record applies one check result to p.
+// record applies one check result to p, and its pool's group to p's
+// origin.
 func (c *Checker) record(p *pair, r result, took time.Duration) {
 	now := time.Now()
 	t := p.t
@@ -356,26 +427,61 @@ func (c *Checker) record(p *pair, r result, took time.Duration) {
 		return
 	}
 	changed := p.th.observe(r.healthy)
-	healthy := p.th.Healthy()
-	p.checkedAt = now
-	p.checks++
-	if r.healthy {
-		if p.rtt == 0 {
-			p.rtt = r.rtt
-		} else {
-			p.rtt = time.Duration(rttAlpha*float64(r.rtt) + (1-rttAlpha)*float64(p.rtt))
-		}
-		if healthy {
-			p.reason = ""
-		}
-	} else {
-		p.reason = r.reason
-	}
+	p.observed(r, now)
+	w, monitor, several := p.w, p.monitor, len(p.w.pairs) > 1
+	was := w.healthy
+	up, reason := w.decide()
+	w.healthy = up
 	if changed {
 		c.setHealthyGauge(t.pool)
 	}
 	c.mu.Unlock()
 
+	c.count(p, r, took)
+	if !changed {
+		return
+	}
+	if several {
+		// In a group one monitor's change may leave the origin as it
+		// was: said apart from the origin's own change.
+		c.log.Info("monitor sees origin "+upDown(p.th.Healthy()), "pool", t.pool, "origin", t.origin,
+			"monitor", monitor, "reason", r.reason)
+	}
+	if up != was {
+		if up {
+			c.log.Info("origin up", "pool", t.pool, "pool_name", t.poolName, "origin", t.origin, "address", t.address)
+		} else {
+			c.log.Info("origin down", "pool", t.pool, "pool_name", t.poolName, "origin", t.origin, "address", t.address,
+				"reason", reason)
+		}
+		c.m.changes.WithLabelValues(t.pool, upDown(up)).Inc()
+	}
+	signal(c.changes)
+	signal(c.kick)
+}
+
+// observed keeps what a result says besides the state: its time, the
+// smoothed RTT and the reason of a failure. c.mu is held.
+func (p *pair) observed(r result, now time.Time) {
+	p.checkedAt = now
+	p.checks++
+	if !r.healthy {
+		p.reason = r.reason
+		return
+	}
+	if p.rtt == 0 {
+		p.rtt = r.rtt
+	} else {
+		p.rtt = time.Duration(rttAlpha*float64(r.rtt) + (1-rttAlpha)*float64(p.rtt))
+	}
+	if p.th.Healthy() {
+		p.reason = ""
+	}
+}
+
+// count records a check in the metrics and the debug log.
+func (c *Checker) count(p *pair, r result, took time.Duration) {
+	t := p.t
 	outcome := "success"
 	if !r.healthy {
 		outcome = "failure"
@@ -383,30 +489,23 @@ func (c *Checker) record(p *pair, r result, took time.Duration) {
 	c.m.duration.WithLabelValues(string(t.typ), outcome).Observe(took.Seconds())
 	c.m.results.WithLabelValues(t.pool, string(t.typ), outcome).Inc()
 	if c.log.Enabled(context.Background(), slog.LevelDebug) {
-		c.log.Debug("checked", "pool", t.pool, "origin", t.origin, "healthy", r.healthy,
+		c.log.Debug("checked", "pool", t.pool, "origin", t.origin, "monitor", p.monitor, "healthy", r.healthy,
 			"reason", r.reason, "rtt", r.rtt, "took", took)
 	}
-	if !changed {
-		return
+}
+
+func upDown(up bool) string {
+	if up {
+		return "up"
 	}
-	to := "up"
-	if healthy {
-		c.log.Info("origin up", "pool", t.pool, "pool_name", t.poolName, "origin", t.origin, "address", t.address)
-	} else {
-		to = "down"
-		c.log.Info("origin down", "pool", t.pool, "pool_name", t.poolName, "origin", t.origin, "address", t.address,
-			"reason", r.reason)
-	}
-	c.m.changes.WithLabelValues(t.pool, to).Inc()
-	signal(c.changes)
-	signal(c.kick)
+	return "down"
 }
 
 // setHealthyGauge recounts one pool; c.mu is held.
 func (c *Checker) setHealthyGauge(pool string) {
 	n := 0
-	for _, p := range c.byPool[pool] {
-		if p.th.Healthy() {
+	for _, w := range c.byPool[pool] {
+		if w.healthy {
 			n++
 		}
 	}
@@ -424,11 +523,12 @@ func signal(ch chan struct{}) {
 
 // View is this node's whole health view: every origin checked at least
 // once, with its state, the reason while unhealthy, the smoothed RTT and
-// the time of the latest check, sorted by pool and origin.
+// the time of the latest check, sorted by pool and origin; for a pool
+// with a monitor group, what each monitor sees.
 func (c *Checker) View() pools.NodeHealth {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.view(len(c.pairs), maps.Values(c.pairs))
+	return c.view(len(c.watches), maps.Values(c.watches))
 }
 
 // PoolView is View for one pool: what this node knows of its origins now,
@@ -439,17 +539,17 @@ func (c *Checker) PoolView(pool string) pools.NodeHealth {
 	return c.view(len(c.byPool[pool]), slices.Values(c.byPool[pool]))
 }
 
-// view is the known states of n pairs, sorted by pool and origin. c.mu
+// view is the known states of n origins, sorted by pool and origin. c.mu
 // is held.
-func (c *Checker) view(n int, pairs iter.Seq[*pair]) pools.NodeHealth {
+func (c *Checker) view(n int, ws iter.Seq[*watch]) pools.NodeHealth {
 	v := pools.NodeHealth{
 		Node:      c.opts.Node,
 		Region:    c.opts.Region,
 		Published: time.Now(),
 		Origins:   make([]pools.OriginState, 0, n),
 	}
-	for p := range pairs {
-		if s, ok := p.state(); ok {
+	for w := range ws {
+		if s, ok := w.state(v.Published, 0); ok {
 			v.Origins = append(v.Origins, s)
 		}
 	}
@@ -457,22 +557,4 @@ func (c *Checker) view(n int, pairs iter.Seq[*pair]) pools.NodeHealth {
 		return cmp.Or(cmp.Compare(a.Pool, b.Pool), cmp.Compare(a.Origin, b.Origin))
 	})
 	return v
-}
-
-// state is the pair's state as a view holds it; false until first checked.
-func (p *pair) state() (pools.OriginState, bool) {
-	if !p.th.known {
-		return pools.OriginState{}, false
-	}
-	s := pools.OriginState{
-		Pool:      p.t.pool,
-		Origin:    p.t.origin,
-		Healthy:   p.th.Healthy(),
-		RTT:       p.rtt,
-		CheckedAt: p.checkedAt,
-	}
-	if !s.Healthy {
-		s.Reason = p.reason
-	}
-	return s, true
 }

@@ -3,6 +3,7 @@ package healthcheck
 import (
 	"context"
 	"net/http"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -67,7 +68,7 @@ func runChecker(t *testing.T, c *Checker) {
 func (c *Checker) checksOf(pool string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if p := c.pairs[pools.OriginKey{Pool: pool, Origin: "o1"}]; p != nil {
+	if p := c.pairOf(pools.OriginKey{Pool: pool, Origin: "o1"}); p != nil {
 		return p.checks
 	}
 	return -1
@@ -135,7 +136,7 @@ func TestRemovedOriginStops(t *testing.T) {
 
 	// A pool's view is that pool's part of the whole view.
 	want, _ := stateOf(c.View(), "stay")
-	if pv := c.PoolView("stay"); len(pv.Origins) != 1 || pv.Origins[0] != want {
+	if pv := c.PoolView("stay"); len(pv.Origins) != 1 || !reflect.DeepEqual(pv.Origins[0], want) {
 		t.Errorf("view of pool stay: %+v, want only %+v", pv.Origins, want)
 	}
 
@@ -298,7 +299,7 @@ func TestRTTIsSmoothed(t *testing.T) {
 	s := newSite(t, "p", &sequence{codes: []int{200}}, 100)
 	c := New(Options{unit: testUnit})
 	c.Update(configOf(s)) // not running: no probe interferes
-	p := c.pairs[pools.OriginKey{Pool: "p", Origin: "o1"}]
+	p := c.pairOf(pools.OriginKey{Pool: "p", Origin: "o1"})
 	c.record(p, result{healthy: true, rtt: 100 * time.Millisecond}, 0)
 	c.record(p, result{healthy: true, rtt: 200 * time.Millisecond}, 0)
 	c.record(p, result{reason: "timeout after 1s"}, 0) // failures do not feed the RTT

@@ -51,7 +51,7 @@ func Combine(cfg *pools.Config, views []pools.NodeHealth, now time.Time) *pools.
 // poolRules lists the rules of every pool whose monitor exists.
 func poolRules(cfg *pools.Config) map[string]*poolRule {
 	out := map[string]*poolRule{}
-	monitoredPools(cfg, func(p *pools.Pool, m *pools.Monitor) { out[p.ID] = newPoolRule(p, m) })
+	monitoredPools(cfg, func(p *pools.Pool, window time.Duration) { out[p.ID] = newPoolRule(p, window) })
 	return out
 }
 

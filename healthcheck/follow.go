@@ -20,9 +20,10 @@ type Follower struct {
 }
 
 type sentState struct {
-	healthy bool
-	reason  string
-	rtt     time.Duration
+	healthy  bool
+	reason   string
+	rtt      time.Duration
+	monitors []pools.MonitorState
 }
 
 // Follow returns a new Follower, whose first update is the whole view.
@@ -45,8 +46,8 @@ func (f *Follower) Next(now time.Time) (pools.HealthUpdate, func()) {
 	u := pools.HealthUpdate{Node: c.opts.Node, Region: c.opts.Region, Published: now, Full: f.full}
 	c.mu.Lock()
 	kept := 0
-	for k, p := range c.pairs {
-		st, ok := c.vouched(p, now)
+	for k, w := range c.watches {
+		st, ok := c.vouched(w, now)
 		if !ok {
 			continue
 		}
@@ -54,15 +55,16 @@ func (f *Follower) Next(now time.Time) (pools.HealthUpdate, func()) {
 		if had {
 			kept++
 		}
-		if f.full || !had || old.healthy != st.Healthy || old.reason != st.Reason || rttMoved(old.rtt, st.RTT) {
+		if f.full || !had || old.healthy != st.Healthy || old.reason != st.Reason || rttMoved(old.rtt, st.RTT) ||
+			!sameMonitors(old.monitors, st.Monitors) {
 			u.Origins = append(u.Origins, st)
 		}
 	}
 	if !f.full && kept < len(f.sent) {
 		for k := range f.sent {
-			if p := c.pairs[k]; p == nil {
+			if w := c.watches[k]; w == nil {
 				u.Removed = append(u.Removed, k)
-			} else if _, ok := c.vouched(p, now); !ok {
+			} else if _, ok := c.vouched(w, now); !ok {
 				u.Removed = append(u.Removed, k)
 			}
 		}
@@ -77,31 +79,27 @@ func (f *Follower) commit(u *pools.HealthUpdate) {
 		f.full = false
 	}
 	for _, s := range u.Origins {
-		f.sent[s.Key()] = sentState{healthy: s.Healthy, reason: s.Reason, rtt: s.RTT}
+		f.sent[s.Key()] = sentState{healthy: s.Healthy, reason: s.Reason, rtt: s.RTT, monitors: s.Monitors}
 	}
 	for _, k := range u.Removed {
 		delete(f.sent, k)
 	}
 }
 
-// vouched is p's state when the node vouches for it at now: checked at
-// least once, and within 3 check periods. c.mu is held.
-func (c *Checker) vouched(p *pair, now time.Time) (pools.OriginState, bool) {
-	if !p.th.known || now.Sub(p.checkedAt) >= c.staleAfter(p.t) {
-		return pools.OriginState{}, false
-	}
-	s := pools.OriginState{Pool: p.t.pool, Origin: p.t.origin, Healthy: p.th.Healthy(), RTT: p.rtt, CheckedAt: p.checkedAt}
-	if !s.Healthy {
-		s.Reason = p.reason
-	}
-	return s, true
+// vouched is w's state when the node vouches for it at now: checked at
+// least once, and every deciding check within 3 of its check periods
+// (watch.state). c.mu is held.
+func (c *Checker) vouched(w *watch, now time.Time) (pools.OriginState, bool) {
+	return w.state(now, c.unit)
 }
 
 // staleAfter is the freshness window of Combine and Tally for t's monitor
 // (3 check periods), in monitor seconds whatever unit tests run at.
-func (c *Checker) staleAfter(t *target) time.Duration {
+func (c *Checker) staleAfter(t *target) time.Duration { return staleAfter(t, c.unit) }
+
+func staleAfter(t *target, unit time.Duration) time.Duration {
 	period := max(t.interval, t.timeout*time.Duration(t.retries+1))
-	return time.Duration(float64(3*period) * float64(time.Second) / float64(c.unit))
+	return time.Duration(float64(3*period) * float64(time.Second) / float64(unit))
 }
 
 // rttMoved says whether a smoothed RTT moved far enough to be news: by

@@ -17,7 +17,7 @@ func followed(t *testing.T) (*Checker, map[string]*pair, []*site) {
 	c.Update(configOf(sites...))
 	ps := map[string]*pair{}
 	for _, id := range []string{"a", "b"} {
-		p := c.pairs[pools.OriginKey{Pool: id, Origin: "o1"}]
+		p := c.pairOf(pools.OriginKey{Pool: id, Origin: "o1"})
 		c.record(p, result{healthy: true, rtt: 20 * time.Millisecond}, 0)
 		ps[id] = p
 	}

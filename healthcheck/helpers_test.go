@@ -120,3 +120,12 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// pairOf is the check of origin k under its pool's first monitor; nil
+// when the origin is not checked. c.mu is held or the Checker not running.
+func (c *Checker) pairOf(k pools.OriginKey) *pair {
+	if w := c.watches[k]; w != nil {
+		return w.pairs[0]
+	}
+	return nil
+}

@@ -309,7 +309,7 @@ func TestEditKeepsPhaseAndState(t *testing.T) {
 	queued := func() (*pair, time.Time) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		p := c.pairs[key]
+		p := c.pairOf(key)
 		if p.index < 0 {
 			return p, time.Time{}
 		}
@@ -390,9 +390,9 @@ func TestUpdateKeepsUnchangedPairs(t *testing.T) {
 	cfg := estateAt(m, "127.0.0.1", 2, 5)
 	c := New(Options{unit: testUnit})
 	c.Update(cfg)
-	before := maps.Clone(c.pairs)
+	before := maps.Clone(c.watches)
 	c.Update(estateAt(m, "127.0.0.1", 2, 5))
-	if !maps.Equal(c.pairs, before) {
+	if !maps.Equal(c.watches, before) {
 		t.Fatal("the same configuration again replaced pairs")
 	}
 
@@ -401,22 +401,22 @@ func TestUpdateKeepsUnchangedPairs(t *testing.T) {
 	// o4 moves first, o2 goes, o9 comes.
 	next.Pools[0].Origins = []pools.Origin{o[4], o[0], o[1], o[3], {Name: "o9", Address: "127.0.0.1", Enabled: true, Weight: 1}}
 	c.Update(next)
-	for k, p := range before {
-		switch now := c.pairs[k]; {
+	for k, w := range before {
+		switch now := c.watches[k]; {
 		case k.Pool == "p0" && k.Origin == "o2":
-			if now != nil || !p.removed {
+			if now != nil || !w.pairs[0].removed {
 				t.Errorf("%v still checked after its removal", k)
 			}
-		case now != p:
+		case now != w:
 			t.Errorf("%v replaced though it did not change", k)
 		}
 	}
-	if p := c.pairs[pools.OriginKey{Pool: "p0", Origin: "o9"}]; p == nil {
+	if p := c.pairOf(pools.OriginKey{Pool: "p0", Origin: "o9"}); p == nil {
 		t.Error("the new origin o9 is not checked")
 	}
 	var names []string
-	for _, p := range c.byPool["p0"] {
-		names = append(names, p.t.origin)
+	for _, w := range c.byPool["p0"] {
+		names = append(names, w.key.Origin)
 	}
 	if got := strings.Join(names, " "); got != "o4 o0 o1 o3 o9" {
 		t.Errorf("pool p0 checks %s, want o4 o0 o1 o3 o9", got)

@@ -79,18 +79,18 @@ func NewTally() *Tally {
 }
 
 // Configure follows a new configuration. A pool keeps its rule while its
-// revision and its monitor's freshness window stay the same; a new rule
+// revision and its group's freshness window stay the same; a new rule
 // recombines the whole pool.
 func (t *Tally) Configure(cfg *pools.Config) {
 	rules := make(map[string]*poolRule, len(t.rules))
 	clear(t.windows)
 	if cfg != nil {
-		monitoredPools(cfg, func(p *pools.Pool, m *pools.Monitor) {
+		monitoredPools(cfg, func(p *pools.Pool, window time.Duration) {
 			r := t.rules[p.ID]
-			if r == nil || r.rev != p.Revision || !r.modified.Equal(p.ModifiedOn) || r.window != 3*checkPeriod(m) {
+			if r == nil || r.rev != p.Revision || !r.modified.Equal(p.ModifiedOn) || r.window != window {
 				// A rule is built only for a pool that changed: a write
 				// to one pool costs one rule, not the estate's origins.
-				r = newPoolRule(p, m)
+				r = newPoolRule(p, window)
 				t.dirtyPools[p.ID] = struct{}{}
 			}
 			rules[p.ID] = r
@@ -188,6 +188,22 @@ func (t *Tally) markVoter(v *voter, match func(*poolRule) bool) {
 // passing of time changed (heartbeats going stale or fresh), and returns
 // the agreed health at now. Nothing changed: the same *pools.Health.
 func (t *Tally) Health(now time.Time) *pools.Health {
+	t.age(now)
+	if len(t.dirty) == 0 && len(t.dirtyPools) == 0 {
+		return t.health
+	}
+	rc := recombination{t: t, now: now, work: map[string]*pools.PoolHealth{}}
+	rc.wholePools()
+	rc.dirtyOrigins()
+	clear(t.dirty)
+	clear(t.dirtyPools)
+	t.health = rc.result()
+	return t.health
+}
+
+// age marks dirty the origins of every node whose heartbeat went stale
+// or fresh, for each freshness window in use, since the last look.
+func (t *Tally) age(now time.Time) {
 	for _, v := range t.voters {
 		for w := range t.windows {
 			fresh := now.Sub(v.beat) < w
@@ -199,48 +215,63 @@ func (t *Tally) Health(now time.Time) *pools.Health {
 		}
 		maps.DeleteFunc(v.fresh, func(w time.Duration, _ bool) bool { return t.windows[w] == 0 })
 	}
-	if len(t.dirty) == 0 && len(t.dirtyPools) == 0 {
-		return t.health
-	}
-	// Recombine per pool, each from its previous entries.
-	work := map[string]*pools.PoolHealth{}
-	pool := func(id string) *pools.PoolHealth {
-		ph := work[id]
-		if ph == nil {
-			ph = &pools.PoolHealth{Origins: map[string]pools.OriginHealth{}, RTT: map[string]time.Duration{}}
-			if _, whole := t.dirtyPools[id]; !whole {
-				if old := t.health.Pool(id); old != nil {
-					ph.Origins = maps.Clone(old.Origins)
-				}
-			}
-			work[id] = ph
-		}
-		return ph
-	}
-	var fresh []entry
-	recombine := func(k pools.OriginKey, r *poolRule) {
-		ph := pool(k.Pool)
-		delete(ph.Origins, k.Origin)
-		delete(t.rtt, k)
-		fresh = fresh[:0]
-		for _, e := range t.votes[k] {
-			if now.Sub(e.v.beat) < r.window {
-				fresh = append(fresh, entry{node: e.v.name, region: e.v.region, state: e.state(k)})
+}
+
+// recombination is one Health call's work: the pools it rebuilds, each
+// from its previous entries, and the fresh entries of one origin.
+type recombination struct {
+	t     *Tally
+	now   time.Time
+	work  map[string]*pools.PoolHealth
+	fresh []entry
+}
+
+// pool is the pool's health being rebuilt: a copy of its previous
+// entries, or nothing when the whole pool is recombined.
+func (rc *recombination) pool(id string) *pools.PoolHealth {
+	ph := rc.work[id]
+	if ph == nil {
+		ph = &pools.PoolHealth{Origins: map[string]pools.OriginHealth{}, RTT: map[string]time.Duration{}}
+		if _, whole := rc.t.dirtyPools[id]; !whole {
+			if old := rc.t.health.Pool(id); old != nil {
+				ph.Origins = maps.Clone(old.Origins)
 			}
 		}
-		oh, ok := decide(fresh, r.voting)
-		if !ok {
-			return
-		}
-		ph.Origins[k.Origin] = oh
-		if oh.Healthy {
-			if rtt := originRTT(fresh); len(rtt) > 0 {
-				t.rtt[k] = rtt
-			}
+		rc.work[id] = ph
+	}
+	return ph
+}
+
+// origin decides one origin afresh from its fresh votes.
+func (rc *recombination) origin(k pools.OriginKey, r *poolRule) {
+	t := rc.t
+	ph := rc.pool(k.Pool)
+	delete(ph.Origins, k.Origin)
+	delete(t.rtt, k)
+	rc.fresh = rc.fresh[:0]
+	for _, e := range t.votes[k] {
+		if rc.now.Sub(e.v.beat) < r.window {
+			rc.fresh = append(rc.fresh, entry{node: e.v.name, region: e.v.region, state: e.state(k)})
 		}
 	}
+	oh, ok := decide(rc.fresh, r.voting)
+	if !ok {
+		return
+	}
+	ph.Origins[k.Origin] = oh
+	if oh.Healthy {
+		if rtt := originRTT(rc.fresh); len(rtt) > 0 {
+			t.rtt[k] = rtt
+		}
+	}
+}
+
+// wholePools recombines every origin of the pools whose rule is new or
+// gone.
+func (rc *recombination) wholePools() {
+	t := rc.t
 	for id := range t.dirtyPools {
-		pool(id)
+		rc.pool(id)
 		if old := t.health.Pool(id); old != nil {
 			for name := range old.Origins {
 				delete(t.rtt, pools.OriginKey{Pool: id, Origin: name})
@@ -248,10 +279,16 @@ func (t *Tally) Health(now time.Time) *pools.Health {
 		}
 		if r := t.rules[id]; r != nil {
 			for _, name := range r.origins {
-				recombine(pools.OriginKey{Pool: id, Origin: name}, r)
+				rc.origin(pools.OriginKey{Pool: id, Origin: name}, r)
 			}
 		}
 	}
+}
+
+// dirtyOrigins recombines the origins whose votes changed, outside the
+// pools already recombined whole.
+func (rc *recombination) dirtyOrigins() {
+	t := rc.t
 	for k := range t.dirty {
 		if _, whole := t.dirtyPools[k.Pool]; whole {
 			continue
@@ -260,12 +297,16 @@ func (t *Tally) Health(now time.Time) *pools.Health {
 		if r == nil || !r.named[k.Origin] {
 			continue // not an origin of a monitored pool: no entry
 		}
-		recombine(k, r)
+		rc.origin(k, r)
 	}
-	clear(t.dirty)
-	clear(t.dirtyPools)
+}
+
+// result averages the rebuilt pools' RTTs and shares every pool that did
+// not change with the previous Health.
+func (rc *recombination) result() *pools.Health {
+	t := rc.t
 	changed := map[string]*pools.PoolHealth{}
-	for id, ph := range work {
+	for id, ph := range rc.work {
 		if r := t.rules[id]; r != nil {
 			var mean rttMean
 			for _, name := range r.origins {
@@ -277,10 +318,10 @@ func (t *Tally) Health(now time.Time) *pools.Health {
 			changed[id] = ph
 		}
 	}
-	if len(changed) > 0 {
-		t.health = t.health.With(changed)
+	if len(changed) == 0 {
+		return t.health
 	}
-	return t.health
+	return t.health.With(changed)
 }
 
 // Votes calls fn with every node's state of an origin, in node order,

@@ -21,7 +21,7 @@ func BenchmarkUpdateUnchanged(b *testing.B) {
 	c.Update(cfg)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	perPair := float64(after.HeapAlloc-before.HeapAlloc) / float64(len(c.pairs))
+	perPair := float64(after.HeapAlloc-before.HeapAlloc) / float64(len(c.watches))
 	for b.Loop() {
 		c.Update(cfg)
 	}

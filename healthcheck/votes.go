@@ -11,7 +11,7 @@ import (
 
 // poolRule is what the vote needs of a monitored pool.
 type poolRule struct {
-	window  time.Duration   // 3 × the monitor's check period
+	window  time.Duration   // 3 × the longest check period of the group
 	voting  map[string]bool // check_regions; empty: every region votes
 	origins []string        // in configuration order
 	named   map[string]bool
@@ -20,22 +20,31 @@ type poolRule struct {
 	modified time.Time
 }
 
-// monitoredPools calls fn with every pool whose monitor exists.
-func monitoredPools(cfg *pools.Config, fn func(*pools.Pool, *pools.Monitor)) {
+// monitoredPools calls fn with every pool that has a monitor that exists,
+// and the freshness window of its entries: 3 check periods of the slowest
+// monitor of its group, so that no node's view goes stale between two
+// results of a check it rests on.
+func monitoredPools(cfg *pools.Config, fn func(p *pools.Pool, window time.Duration)) {
 	monitors := make(map[string]*pools.Monitor, len(cfg.Monitors))
 	for i := range cfg.Monitors {
 		monitors[cfg.Monitors[i].ID] = &cfg.Monitors[i]
 	}
 	for i := range cfg.Pools {
 		p := &cfg.Pools[i]
-		if m := monitors[p.Monitor]; p.Monitor != "" && m != nil {
-			fn(p, m)
+		var period time.Duration
+		for _, g := range p.Group() {
+			if m := monitors[g.Monitor]; m != nil {
+				period = max(period, checkPeriod(m))
+			}
+		}
+		if period > 0 {
+			fn(p, 3*period)
 		}
 	}
 }
 
-func newPoolRule(p *pools.Pool, m *pools.Monitor) *poolRule {
-	r := &poolRule{window: 3 * checkPeriod(m), voting: map[string]bool{}, origins: make([]string, len(p.Origins)),
+func newPoolRule(p *pools.Pool, window time.Duration) *poolRule {
+	r := &poolRule{window: window, voting: map[string]bool{}, origins: make([]string, len(p.Origins)),
 		named: make(map[string]bool, len(p.Origins)), rev: p.Revision, modified: p.ModifiedOn}
 	for _, region := range p.CheckRegions {
 		r.voting[region] = true
@@ -84,6 +93,66 @@ func checkPeriod(m *pools.Monitor) time.Duration {
 	return max(interval, budget)
 }
 
+// monitorVote is one node's view of an origin under one monitor of its
+// pool's group.
+type monitorVote struct {
+	monitor string
+	role    role
+	known   bool // checked at least once
+	healthy bool
+	reason  string
+}
+
+// groupDecide applies a pool's monitor group to one node's views of one
+// origin, given in group order. This is the first step of agreed health:
+// each node decides each origin from its own checks, and the nodes then
+// vote as decide says. The rule (Cloudflare's monitor groups):
+//
+//   - The origin is up when every must_be_healthy monitor sees it up and,
+//     when the group has other deciding monitors (neither must_be_healthy
+//     nor monitoring_only), at least one of them sees it up.
+//   - monitoring_only monitors never count.
+//   - A monitor that has not checked the origin yet sees it up, as an
+//     unchecked origin is healthy (SPEC §3).
+//   - A pool's single monitor is a group of one that must be healthy.
+//
+// The reason of a down origin names the monitor that decided it: the
+// first must_be_healthy monitor that sees it down, else the first of the
+// others.
+func groupDecide(vs []monitorVote) (bool, string) {
+	others, othersUp := 0, 0
+	firstOther := -1
+	for i, v := range vs {
+		up := !v.known || v.healthy
+		switch v.role {
+		case roleMust:
+			if !up {
+				return false, downBecause(vs, v)
+			}
+		case roleAny:
+			others++
+			if up {
+				othersUp++
+			} else if firstOther < 0 {
+				firstOther = i
+			}
+		}
+	}
+	if others > 0 && othersUp == 0 {
+		return false, downBecause(vs, vs[firstOther])
+	}
+	return true, ""
+}
+
+// downBecause is the reason of an origin v's monitor took down: the
+// monitor's own reason, named after the monitor in a group of several.
+func downBecause(vs []monitorVote, v monitorVote) string {
+	if len(vs) == 1 {
+		return v.reason
+	}
+	return "monitor " + v.monitor + ": " + cmp.Or(v.reason, "reported down")
+}
+
 type regionVote struct {
 	healthy, nodes int
 	reason         string // first unhealthy node's, in node order
@@ -93,13 +162,14 @@ type regionVote struct {
 // ok is false when no voting region reports. Given the same inputs every
 // node computes the same result, so that DNS answers do not depend on
 // which node a resolver asks. The rules, per origin of a pool whose monitor
-// exists:
+// exists, each entry being a node's decision for its pool's monitor group
+// (groupDecide):
 //
 //   - Only fresh entries vote: checked within 3 × the monitor's check
-//     period, the period being the interval or, when longer, the time one
-//     check can take (timeout × (retries + 1)); without that allowance an
-//     origin that hangs every attempt would go stale and so count as
-//     healthy.
+//     period (of a group, its slowest monitor's), the period being the
+//     interval or, when longer, the time one check can take (timeout ×
+//     (retries + 1)); without that allowance an origin that hangs every
+//     attempt would go stale and so count as healthy.
 //   - Within a region, the region says healthy when a strict majority of
 //     its fresh nodes do.
 //   - Across regions, only the pool's check_regions vote (every region

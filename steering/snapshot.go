@@ -370,6 +370,20 @@ func monitorSet(cfg *pools.Config) map[string]bool {
 	return monitors
 }
 
+// monitorsExist reports whether every monitor of p's group exists, and
+// the first that does not.
+func monitorsExist(p *pools.Pool, monitors map[string]bool) (string, bool) {
+	if p.Monitor != "" && !monitors[p.Monitor] {
+		return p.Monitor, false
+	}
+	for _, m := range p.Monitors {
+		if !monitors[m.Monitor] {
+			return m.Monitor, false
+		}
+	}
+	return "", true
+}
+
 func zoneNames(cfg *pools.Config) map[string]string {
 	zones := make(map[string]string, len(cfg.Zones))
 	for _, z := range cfg.Zones {
@@ -383,8 +397,8 @@ func compilePool(p *pools.Pool, idx int32, monitors map[string]bool, h *pools.He
 	if len(p.Origins) > pools.MaxOriginsPerPool {
 		return nil, fmt.Errorf("pool %s: %d origins, more than %d", p.ID, len(p.Origins), pools.MaxOriginsPerPool)
 	}
-	if p.Monitor != "" && !monitors[p.Monitor] {
-		return nil, fmt.Errorf("pool %s: monitor %s does not exist", p.ID, p.Monitor)
+	if id, ok := monitorsExist(p, monitors); !ok {
+		return nil, fmt.Errorf("pool %s: monitor %s does not exist", p.ID, id)
 	}
 	cp := &pool{
 		id:         p.ID,
@@ -415,7 +429,7 @@ func compilePool(p *pools.Pool, idx int32, monitors map[string]bool, h *pools.He
 		} else {
 			co.Host = pools.CanonicalName(o.Address) + "."
 		}
-		if p.Monitor != "" && ph != nil {
+		if p.Checked() && ph != nil {
 			if oh, ok := ph.Origins[o.Name]; ok {
 				co.Healthy, co.Reason = oh.Healthy, oh.Reason
 			}

@@ -14,6 +14,12 @@ var generation atomic.Uint64
 // Generation identifies the snapshot.
 func (s *Snapshot) Generation() uint64 { return s.gen }
 
+// monitorsOK: see monitorsExist.
+func monitorsOK(p *pools.Pool, monitors map[string]bool) bool {
+	_, ok := monitorsExist(p, monitors)
+	return ok
+}
+
 // Parent is the Generation of the snapshot Update built this one from (0
 // after a full Compile).
 func (s *Snapshot) Parent() uint64 { return s.parent }
@@ -56,7 +62,7 @@ func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged ma
 		if ok {
 			old := prev.pools[idx]
 			if old.rev == p.Revision && old.modified.Equal(p.ModifiedOn) && !healthChanged[p.ID] &&
-				(p.Monitor == "" || monitors[p.Monitor]) {
+				monitorsOK(p, monitors) {
 				continue
 			}
 		} else {
