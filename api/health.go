@@ -12,11 +12,14 @@ import (
 
 // PoolHealth is the body of GET /pools/{id}/health.
 type PoolHealth struct {
-	Pool           string `json:"pool"`
-	Name           string `json:"name"`
-	Enabled        bool   `json:"enabled"`
-	Monitor        string `json:"monitor"`
-	MinimumOrigins int    `json:"minimum_origins"`
+	Pool    string `json:"pool"`
+	Name    string `json:"name"`
+	Enabled bool   `json:"enabled"`
+	Monitor string `json:"monitor"`
+	// Monitors is the pool's monitor group as configured (empty for a
+	// pool with one monitor).
+	Monitors       []pools.PoolMonitor `json:"monitors"`
+	MinimumOrigins int                 `json:"minimum_origins"`
 	// Healthy is the agreed pool state (at least minimum_origins of its
 	// enabled, weighted origins healthy); absent without an agreed view.
 	Healthy *bool `json:"healthy,omitempty"`
@@ -41,6 +44,36 @@ type OriginHealth struct {
 	// run yet); not_checked counts as up for steering.
 	State  string      `json:"state"`
 	Checks []NodeCheck `json:"checks"`
+	// Monitors, for a pool with a monitor group, is what each monitor of
+	// the group sees of the origin across the nodes, in group order.
+	Monitors []MonitorView `json:"monitors,omitempty"`
+}
+
+// MonitorView is what one monitor of a pool's group sees of an origin,
+// over the nodes that report it.
+type MonitorView struct {
+	Monitor        string `json:"monitor"`
+	MustBeHealthy  bool   `json:"must_be_healthy"`
+	MonitoringOnly bool   `json:"monitoring_only"`
+	// State is up when every reporting node sees the origin up, down when
+	// every one sees it down, mixed otherwise, not_checked when none
+	// reports the monitor yet.
+	State     string `json:"state"`
+	NodesUp   int    `json:"nodes_up"`
+	NodesDown int    `json:"nodes_down"`
+	// Reason is the first down node's, in node order.
+	Reason string `json:"reason,omitempty"`
+}
+
+// StateMixed: some nodes see the origin up under a monitor, others down.
+const StateMixed = "mixed"
+
+// NodeMonitorCheck is one node's latest result under one monitor.
+type NodeMonitorCheck struct {
+	Monitor string  `json:"monitor"`
+	Healthy bool    `json:"healthy"`
+	Reason  string  `json:"reason,omitempty"`
+	RTTMs   float64 `json:"rtt_ms"`
 }
 
 // Origin states.
@@ -64,6 +97,9 @@ type NodeCheck struct {
 	AgeSeconds float64 `json:"age_seconds"`
 	// PublishedAgeSeconds is how old the node's latest heartbeat is.
 	PublishedAgeSeconds float64 `json:"published_age_seconds"`
+	// Monitors, for a pool with a monitor group, is what each monitor
+	// sees on this node; Healthy is the group's rule applied to them.
+	Monitors []NodeMonitorCheck `json:"monitors,omitempty"`
 }
 
 func (s *server) poolHealth(w http.ResponseWriter, r *http.Request) {
@@ -101,7 +137,7 @@ func withOwn(views []pools.NodeHealth, own pools.NodeHealth) []pools.NodeHealth 
 
 func buildPoolHealth(p *pools.Pool, views []pools.NodeHealth, agreed *pools.Health, now time.Time) PoolHealth {
 	out := PoolHealth{
-		Pool: p.ID, Name: p.Name, Enabled: p.Enabled, Monitor: p.Monitor,
+		Pool: p.ID, Name: p.Name, Enabled: p.Enabled, Monitor: p.Monitor, Monitors: p.Monitors,
 		MinimumOrigins: p.MinimumOrigins, Origins: make([]OriginHealth, len(p.Origins)),
 	}
 	index := make(map[string]int, len(p.Origins))
@@ -131,14 +167,16 @@ func buildPoolHealth(p *pools.Pool, views []pools.NodeHealth, agreed *pools.Heal
 				RTTMs: ms(st.RTT), CheckedAt: st.CheckedAt,
 				AgeSeconds:          now.Sub(st.CheckedAt).Seconds(),
 				PublishedAgeSeconds: now.Sub(v.Published).Seconds(),
+				Monitors:            nodeMonitors(st.Monitors),
 			})
 		}
 	}
 	for i := range out.Origins {
 		out.Origins[i].State = StateUp
-		if p.Monitor == "" || len(out.Origins[i].Checks) == 0 {
+		if !p.Checked() || len(out.Origins[i].Checks) == 0 {
 			out.Origins[i].State = StateNotChecked
 		}
+		out.Origins[i].Monitors = monitorViews(p.Monitors, out.Origins[i].Checks)
 	}
 	if agreed == nil {
 		return out
@@ -169,6 +207,55 @@ func buildPoolHealth(p *pools.Pool, views []pools.NodeHealth, agreed *pools.Heal
 			out.RTTMs = map[string]float64{}
 		}
 		out.RTTMs[region] = ms(d)
+	}
+	return out
+}
+
+func nodeMonitors(ss []pools.MonitorState) []NodeMonitorCheck {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]NodeMonitorCheck, len(ss))
+	for i, s := range ss {
+		out[i] = NodeMonitorCheck{Monitor: s.Monitor, Healthy: s.Healthy, Reason: s.Reason, RTTMs: ms(s.RTT)}
+	}
+	return out
+}
+
+// monitorViews sums up each monitor of group over the nodes' checks (in
+// node order); nil without a group.
+func monitorViews(group []pools.PoolMonitor, checks []NodeCheck) []MonitorView {
+	if len(group) == 0 {
+		return nil
+	}
+	out := make([]MonitorView, len(group))
+	for i, g := range group {
+		mv := MonitorView{Monitor: g.Monitor, MustBeHealthy: g.MustBeHealthy, MonitoringOnly: g.MonitoringOnly}
+		for _, c := range checks {
+			for _, m := range c.Monitors {
+				switch {
+				case m.Monitor != g.Monitor:
+				case m.Healthy:
+					mv.NodesUp++
+				default:
+					mv.NodesDown++
+					if mv.Reason == "" {
+						mv.Reason = m.Reason
+					}
+				}
+			}
+		}
+		switch {
+		case mv.NodesUp+mv.NodesDown == 0:
+			mv.State = StateNotChecked
+		case mv.NodesDown == 0:
+			mv.State = StateUp
+		case mv.NodesUp == 0:
+			mv.State = StateDown
+		default:
+			mv.State = StateMixed
+		}
+		out[i] = mv
 	}
 	return out
 }
