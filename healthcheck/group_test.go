@@ -14,7 +14,9 @@ import (
 
 func TestGroupDecide(t *testing.T) {
 	t.Parallel()
-	up := func(id string, r role) monitorVote { return monitorVote{monitor: id, role: r, known: true, healthy: true} }
+	up := func(id string, r role) monitorVote {
+		return monitorVote{monitor: id, role: r, known: true, healthy: true}
+	}
 	down := func(id string, r role) monitorVote {
 		return monitorVote{monitor: id, role: r, known: true, reason: id + " failed"}
 	}
