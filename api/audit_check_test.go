@@ -45,6 +45,9 @@ func (e *env) noteWrite(req *http.Request, status int, body []byte) {
 	if strings.HasSuffix(req.URL.Path, "/preview") {
 		return // a preview stores nothing, so the log must not grow
 	}
+	if strings.HasPrefix(req.URL.Path, "/api/v1/notifications/") && strings.HasSuffix(req.URL.Path, "/test") {
+		return // a test event changes no configuration
+	}
 	e.audit.mu.Lock()
 	defer e.audit.mu.Unlock()
 	actor := pools.ActorAnonymous
@@ -135,6 +138,7 @@ func writeTarget(w sentWrite) (pools.Kind, string, map[string]any) {
 		return kind, parts[1], out.Result
 	}
 	id, _ := out.Result["id"].(string)
+	delete(out.Result, "secret") // shown once (notifications), never audited
 	if kind == pools.KindToken || kind == pools.KindTSIGKey {
 		id, _ = out.Result["name"].(string)
 		delete(out.Result, "secret")

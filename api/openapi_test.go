@@ -79,8 +79,10 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	// rollover, and HEAD beside each of the 5×2+6 GETs, the 2 token GETs,
 	// the audit log's and the DNSSEC state's; the event stream's GET and
 	// HEAD; the traffic preview; the TSIG keys' 4 operations and 2 HEADs;
-	// shifts: list, get (each with HEAD), start and end.
-	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6+6 {
+	// shifts: list, get (each with HEAD), start and end; notifications:
+	// list, get and deliveries (each with HEAD), create, replace, delete
+	// and test.
+	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6+6+10 {
 		t.Fatalf("%d routes: %v", len(served), served)
 	}
 }
@@ -148,6 +150,12 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"ShiftHarm":        pools.ShiftHarm{},
 		"TraceAllDown":     steering.TraceAllDown{},
 		"TraceShed":        steering.TraceShed{},
+		// Notifications.
+		"Notification":          pools.Subscription{},
+		"NewNotification":       api.NewNotification{},
+		"NotificationEvent":     pools.Event{},
+		"NotificationEventData": pools.EventData{},
+		"Delivery":              pools.Delivery{},
 	}
 	for name, v := range cases {
 		s, ok := doc.Components.Schemas[name]

@@ -136,6 +136,7 @@ func New(o Options) http.Handler {
 		s.accessRoutes(r)
 		s.tsigRoutes(r)
 		s.shiftRoutes(r)
+		s.notificationRoutes(r)
 	})
 	return r
 }

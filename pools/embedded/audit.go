@@ -39,7 +39,10 @@ func (s *Store) audited(ctx context.Context, k pools.Kind, fn func(*pools.Record
 		if err != nil {
 			return err
 		}
-		return appendAudit(tx, &e)
+		if err := appendAudit(tx, &e); err != nil {
+			return err
+		}
+		return writeEvent(tx, &e)
 	})
 	return rev, err
 }

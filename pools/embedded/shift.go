@@ -66,6 +66,11 @@ func (s *Store) RecordShiftExpiry(ctx context.Context, sh *pools.Shift) error {
 		if err := b.Put([]byte(sh.ID), []byte{1}); err != nil {
 			return err
 		}
-		return appendAudit(tx, &e)
+		if err := appendAudit(tx, &e); err != nil {
+			return err
+		}
+		ev := pools.ShiftEvent(sh, pools.ShiftEventExpired, sh.ExpiresAt, pools.ActorClock)
+		_, err := addEvent(tx, &ev, "")
+		return err
 	})
 }

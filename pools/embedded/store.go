@@ -53,6 +53,7 @@ func Open(path string) (*Store, error) {
 	err = db.Update(func(tx *bbolt.Tx) error {
 		names := append(append([][]byte{metaBucket}, healthBuckets...), auditBuckets...)
 		names = append(names, tsigBucket, shiftExpiryBucket)
+		names = append(names, notifyBuckets...)
 		for _, k := range pools.StoredKinds {
 			names = append(names, objectBucket(k), orderBucket(k), uniqueBucket(k))
 		}

@@ -27,7 +27,10 @@ func (s *Store) audited(ctx context.Context, k pools.Kind, fn func(*pools.Record
 		if err != nil {
 			return err
 		}
-		return t.audit(&e)
+		if err := t.audit(&e); err != nil {
+			return err
+		}
+		return t.writeEvent(&e)
 	})
 }
 

@@ -47,6 +47,13 @@ func (s *Store) RecordShiftExpiry(ctx context.Context, sh *pools.Shift) error {
 			values ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb)
 			on conflict (object_id) where kind = 'shifts' and action = 'expire' do nothing`,
 			e.Revision, e.Time, e.Actor, e.Method, e.Action, string(e.Kind), e.ObjectID, string(e.Before), string(e.After))
+		if err != nil {
+			return err
+		}
+		// The event's id is the shift's and the state's: the second node's
+		// insert finds it and adds nothing.
+		ev := pools.ShiftEvent(sh, pools.ShiftEventExpired, sh.ExpiresAt, pools.ActorClock)
+		_, err = t.addEvent(&ev, "")
 		return err
 	})
 }

@@ -45,6 +45,8 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"CookieSecret", testCookieSecret},
 		{"Shifts", testShifts},
 		{"MonitorGroups", testMonitorGroups},
+		{"NotifySubscriptions", testNotifySubscriptions},
+		{"NotifyOutbox", testNotifyOutbox},
 	}
 	tests = append(tests, accessTests...)
 	for _, tc := range tests {

@@ -1,0 +1,112 @@
+package pools
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// WriteEvent is the event of an audited write: a shift started, scheduled
+// or ended, or a configuration change. nil for a write that is neither
+// (tokens, keys). tx finds the load balancers a pool serves, for the
+// subscriptions' filters.
+func WriteEvent(tx Tx, e *AuditEntry) (*Event, error) {
+	raw := e.After
+	if e.Action == ActionDelete {
+		raw = e.Before
+	}
+	o := New(e.Kind)
+	if o == nil {
+		return nil, nil
+	}
+	if err := json.Unmarshal(raw, o); err != nil {
+		return nil, fmt.Errorf("event of %s %s: %w", e.Kind.Singular(), e.ObjectID, err)
+	}
+	d := EventData{Kind: string(e.Kind), Object: e.ObjectID, Actor: e.Actor}
+	if sh, ok := o.(*Shift); ok {
+		return shiftEvent(sh, e), nil
+	}
+	name := ""
+	switch v := o.(type) {
+	case *Zone:
+		name = v.Name
+	case *Pool:
+		name = v.Name
+		d.Pool, d.PoolName, d.Pools = v.ID, v.Name, []string{v.ID}
+		refs, err := tx.Referrers(KindPool, v.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range refs {
+			d.LoadBalancers = append(d.LoadBalancers, r.ID)
+		}
+	case *LoadBalancer:
+		name = v.Name
+		d.LoadBalancer, d.LoadBalancerName, d.LoadBalancers = v.ID, v.Name, []string{v.ID}
+	case *Network:
+		name = v.CIDR
+	}
+	d.New = e.Action
+	d.Summary = fmt.Sprintf("%s %s %s by %s", e.Kind.Singular(), cmpOr(name, e.ObjectID), pastTense(e.Action), e.Actor)
+	return &Event{
+		ID:   EventID(EventConfig, string(e.Kind), e.ObjectID, strconv.FormatInt(e.Revision, 10)),
+		Type: EventConfig, Time: e.Time, Data: d,
+	}, nil
+}
+
+func pastTense(action string) string {
+	switch action {
+	case ActionCreate:
+		return "created"
+	case ActionDelete:
+		return "deleted"
+	}
+	return "updated"
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// Shift event states (Data.New).
+const (
+	ShiftEventStarted   = "started"
+	ShiftEventScheduled = "scheduled"
+	ShiftEventEnded     = "ended"
+	ShiftEventExpired   = "expired"
+)
+
+// ShiftEvent is the event of shift sh reaching state (ShiftEvent*) at
+// at. Its id depends on the shift and the state alone, so that the nodes
+// that notice a start or an expiry by their clocks record it once.
+func ShiftEvent(sh *Shift, state string, at time.Time, actor string) Event {
+	d := EventData{Kind: string(KindShift), Object: sh.ID, Actor: actor, New: state, Reason: sh.Reason,
+		LoadBalancers: sh.LoadBalancers}
+	switch {
+	case sh.Target.Pool != "":
+		d.Pool, d.Pools = sh.Target.Pool, []string{sh.Target.Pool}
+	case sh.Target.Origin != "":
+		p, o, _ := sh.Target.OriginParts()
+		d.Pool, d.Origin, d.Pools = p, o, []string{p}
+	}
+	d.Summary = fmt.Sprintf("shift of %s %s: %s", sh.Target.String(), state, sh.Reason)
+	return Event{ID: EventID(EventShift, sh.ID, state), Type: EventShift, Time: StoreTime(at), Data: d}
+}
+
+func shiftEvent(sh *Shift, e *AuditEntry) *Event {
+	state := ShiftEventStarted
+	switch {
+	case e.Action == ActionEnd:
+		state = ShiftEventEnded
+	case e.Action != ActionCreate:
+		return nil // a shift changes only by starting and ending
+	case sh.StartsAt.After(e.Time):
+		state = ShiftEventScheduled
+	}
+	ev := ShiftEvent(sh, state, e.Time, e.Actor)
+	return &ev
+}
