@@ -3,9 +3,12 @@ package dnsserver
 import (
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/glb-dns/glb/pools"
 )
 
 func benchQuery(t testing.TB, name string, ecs string) []byte {
@@ -47,19 +50,43 @@ func TestHandlerAllocatesNothing(t *testing.T) {
 	}
 }
 
+// controlledConfig is testConfig with the traffic controls in force on
+// lb-geo's answering pool eu: an origin shift (eu2, not the one answered)
+// and 1 % load shedding by subnet hash, which the benchmark's subnet
+// does not fall into. The answer is the same; the cost is that of
+// checking the controls.
+func controlledConfig() *pools.Config {
+	cfg := testConfig()
+	now := time.Now()
+	for i := range cfg.Pools {
+		if cfg.Pools[i].ID == "eu" {
+			cfg.Pools[i].LoadShedding = pools.LoadShedding{DefaultPercent: 1, DefaultPolicy: pools.ShedHash}
+		}
+	}
+	cfg.Shifts = []pools.Shift{{Meta: pools.Meta{ID: "s1"}, Target: pools.ShiftTarget{Origin: "eu/eu2"},
+		Reason: "benchmark", StartsAt: now.Add(-time.Minute), ExpiresAt: now.Add(time.Hour)}}
+	return cfg
+}
+
 func BenchmarkHandler(b *testing.B) {
 	s := newTestServer(b, prometheus.NewRegistry())
+	controlled := newTestServer(b, prometheus.NewRegistry())
+	controlled.Publish(compileTest(b, controlledConfig()))
 	src := netip.MustParseAddr("127.0.0.1")
 	for _, bc := range []struct {
 		name, qname string
 		qtype       uint16
 		ecs         string
+		s           *Server
 	}{
-		{"static", "ns1.glb.example.com.", dns.TypeA, ""},
-		{"lb-geo-zonal-ecs", "lb-geo.glb.example.com.", dns.TypeA, "198.51.100.0/24"},
-		{"lb-https-geo-zonal-ecs", "lb-https.glb.example.com.", dns.TypeHTTPS, "198.51.100.0/24"},
+		{"static", "ns1.glb.example.com.", dns.TypeA, "", s},
+		{"lb-geo-zonal-ecs", "lb-geo.glb.example.com.", dns.TypeA, "198.51.100.0/24", s},
+		// Shifts and shedding configured on the pool that answers.
+		{"lb-geo-zonal-ecs-controlled", "lb-geo.glb.example.com.", dns.TypeA, "198.51.100.0/24", controlled},
+		{"lb-https-geo-zonal-ecs", "lb-https.glb.example.com.", dns.TypeHTTPS, "198.51.100.0/24", s},
 	} {
 		q := benchQueryType(b, bc.qname, bc.qtype, bc.ecs)
+		s := bc.s
 		b.Run(bc.name, func(b *testing.B) {
 			w := newWorker()
 			b.ReportAllocs()

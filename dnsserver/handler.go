@@ -25,6 +25,10 @@ type worker struct {
 	// arrived is when the reader's last read returned, zero if the reader
 	// does not tell (the handler then reads the clock itself).
 	arrived time.Time
+	// ans are steering decisions, reused from query to query: they hold
+	// Decide's working memory, which a fresh one would zero every time.
+	// An HTTPS query decides both families, [0] for A and [1] for AAAA.
+	ans [2]steering.Answer
 }
 
 func newWorker() *worker {
@@ -128,7 +132,7 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 	}
 	b.flags |= flagAA
 	b.apex = z.apex
-	s.answer(lv, z, b, src)
+	s.answer(lv, z, b, src, &w.ans)
 	w.tails = b.sig.tails[:0] // keep what signing grew
 	return b.finish()
 }
@@ -145,8 +149,9 @@ func (s *Snapshot) findZone(name []byte) *zone {
 }
 
 // answer fills the sections for a query inside zone z, following CNAMEs
-// that lead to other served names.
-func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr) {
+// that lead to other served names. answers are the worker's, reused for
+// every load balancer decision.
+func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr, answers *[2]steering.Answer) {
 	snap := lv.snap
 	name := b.r.name()
 	qtype := b.r.qtype
@@ -174,8 +179,8 @@ func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr) {
 		}
 		var target []byte
 		if n.lb != nil && (qtype == typeA || qtype == typeAAAA || n.rrset(qtype) == nil) {
-			var ans steering.Answer
-			s.decide(lv, n, b, src, &ans)
+			ans := &answers[0]
+			s.decide(lv, n, b, src, ans)
 			switch ans.Down {
 			case steering.DownRefused:
 				b.rcode = rcodeRefused
@@ -215,7 +220,7 @@ func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr) {
 				return
 			} else if qtype == typeHTTPS && n.https != nil {
 				// Reached only when no address was asked for (https.go).
-				s.answerHTTPS(lv, z, n, b, src)
+				s.answerHTTPS(lv, z, n, b, src, answers)
 				return
 			}
 		}
@@ -258,7 +263,8 @@ func (s *Server) decide(lv *live, n *node, b *builder, src netip.Addr, ans *stee
 	case typeAAAA:
 		qtype = steering.QTypeAAAA
 	}
-	req, _ := lb.NewRequest(src, b.r.ecsPrefix(), qtype, lv.snap.loc)
+	var req steering.Request
+	lb.FillRequest(&req, src, b.r.ecsPrefix(), qtype, lv.snap.loc)
 	lv.snap.steer.Decide(lb, &req, steering.FastRand{}, ans, nil)
 	if ans.FailOpen {
 		b.setEDE(edeStaleAnswer, edeTextFailOpen)

@@ -74,19 +74,20 @@ func appendParam(b []byte, key uint16, val []byte) []byte {
 // Both families empty is NODATA, as A and AAAA are. Only HTTPS queries
 // come here, after the decision for the name (a hostname origin's CNAME)
 // answered nothing.
-func (s *Server) answerHTTPS(lv *live, z *zone, n *node, b *builder, src netip.Addr) {
-	var v4, v6 steering.Answer
+func (s *Server) answerHTTPS(lv *live, z *zone, n *node, b *builder, src netip.Addr, answers *[2]steering.Answer) {
+	v4, v6 := &answers[0], &answers[1]
 	snap := lv.snap
-	req, _ := n.lb.NewRequest(src, b.r.ecsPrefix(), steering.QTypeA, snap.loc)
-	snap.steer.Decide(n.lb, &req, steering.FastRand{}, &v4, nil)
+	var req steering.Request
+	n.lb.FillRequest(&req, src, b.r.ecsPrefix(), steering.QTypeA, snap.loc)
+	snap.steer.Decide(n.lb, &req, steering.FastRand{}, v4, nil)
 	req.Type = steering.QTypeAAAA
-	snap.steer.Decide(n.lb, &req, steering.FastRand{}, &v6, nil)
-	lv.lbm[n.lbIdx].count(&v4)
+	snap.steer.Decide(n.lb, &req, steering.FastRand{}, v6, nil)
+	lv.lbm[n.lbIdx].count(v4)
 	b.scope = max(b.scope, v4.Scope, v6.Scope)
 	if v4.FailOpen || v6.FailOpen {
 		b.setEDE(edeStaleAnswer, edeTextFailOpen)
 	}
-	if !hasAddresses(&v4) && !hasAddresses(&v6) {
+	if !hasAddresses(v4) && !hasAddresses(v6) {
 		b.negative(z, n.name, n)
 		return
 	}
@@ -96,9 +97,9 @@ func (s *Server) answerHTTPS(lv *live, z *zone, n *node, b *builder, src netip.A
 		0, 1, 0) // priority 1 (service mode), target "." (the owner)
 	putTTL(b.buf[at:], v4.TTL)
 	b.buf = append(b.buf, n.https.low...)
-	b.hints(snap, svcIPv4Hint, &v4)
+	b.hints(snap, svcIPv4Hint, v4)
 	b.buf = append(b.buf, n.https.mid...)
-	b.hints(snap, svcIPv6Hint, &v6)
+	b.hints(snap, svcIPv6Hint, v6)
 	binary.BigEndian.PutUint16(b.buf[at+8:], uint16(len(b.buf)-at-10))
 	if b.sig.sec != nil {
 		b.sig.tails = append(b.sig.tails, b.buf[at:])

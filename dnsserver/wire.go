@@ -103,7 +103,7 @@ func (r *request) name() []byte { return r.lname[:r.lnameLen] }
 
 // ecsPrefix is the client subnet of a valid ECS option, invalid when the
 // query has none. A source prefix of 0 is returned as it came: whether it
-// counts is steering.NewRequest's to say.
+// counts is steering.FillRequest's to say.
 func (r *request) ecsPrefix() netip.Prefix {
 	if !r.ecs {
 		return netip.Prefix{}

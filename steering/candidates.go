@@ -7,9 +7,12 @@ import (
 )
 
 // candidates writes the candidate pools of SPEC §2 step 3, in order, into
-// buf and returns them.
-func (s *Snapshot) candidates(lb *LB, req *Request, rnd Rand, buf *[2 * pools.MaxPoolsPerList]int32, tr *Trace) []int32 {
-	var keys [pools.MaxPoolsPerList]float64 // distance or RTT, for sorting and the trace
+// w.cands and returns them.
+func (s *Snapshot) candidates(lb *LB, req *Request, rnd Rand, w *scratch, tr *Trace) []int32 {
+	buf, keys := &w.cands, &w.keys // distance or RTT, for sorting and the trace
+	if tr != nil {
+		clear(keys[:]) // the trace reads a key for every candidate; not every policy sets one
+	}
 	n, geoLen, geoSrc := 0, 0, ""
 	switch lb.policy {
 	case pools.SteeringGeo:

@@ -13,9 +13,11 @@ type Locator interface {
 	Locate(client netip.Prefix) geodata.Location
 }
 
-// NewRequest builds the request Decide reads for a query to the load
-// balancer from the resolver at src with the EDNS Client Subnet ecs
-// (invalid when absent). It is the one way a query's context is built: the
+// FillRequest fills req, the request Decide reads, for a query to the
+// load balancer from the resolver at src with the EDNS Client Subnet ecs
+// (invalid when absent). It writes in place rather than returning a
+// Request because the answer path would copy the client's location
+// twice more per query. It is the one way a query's context is built: the
 // DNS servers, explain and the traffic preview call it, so that the three
 // cannot answer the same client differently. loc may be nil (every client
 // is then of unknown location). located is the prefix that placed the
@@ -23,7 +25,7 @@ type Locator interface {
 //
 // An ECS subnet counts only with a source prefix above zero: zero means the
 // client opted out (RFC 7871 §7.1.2), so the resolver's address locates it.
-func (l *LB) NewRequest(src netip.Addr, ecs netip.Prefix, qtype QType, loc Locator) (req Request, located netip.Prefix) {
+func (l *LB) FillRequest(req *Request, src netip.Addr, ecs netip.Prefix, qtype QType, loc Locator) (located netip.Prefix) {
 	if ecs.Bits() <= 0 {
 		ecs = netip.Prefix{}
 	}
@@ -33,7 +35,7 @@ func (l *LB) NewRequest(src netip.Addr, ecs netip.Prefix, qtype QType, loc Locat
 	if loc != nil && located.IsValid() {
 		req.Client = loc.Locate(located)
 	}
-	return req, located
+	return located
 }
 
 // clientSubnet says which address locates the client of a query and which

@@ -368,8 +368,8 @@ func (p placeAll) Locate(c netip.Prefix) geodata.Location {
 	return geodata.Location{Region: "WEU", Prefix: c.Bits()}
 }
 
-// TestNewRequest: the query context DNS, explain and the preview share.
-func TestNewRequest(t *testing.T) {
+// TestFillRequest: the query context DNS, explain and the preview share.
+func TestFillRequest(t *testing.T) {
 	t.Parallel()
 	w := threePools()
 	w.lb("always", []string{"us"}, "fb").LocationStrategy.PreferECS = pools.PreferECSAlways
@@ -382,37 +382,44 @@ func TestNewRequest(t *testing.T) {
 	loc := placeAll{&asked}
 	byResolver := netip.MustParsePrefix("192.0.2.53/32")
 
-	req, at := always.NewRequest(src, ecs, QTypeAAAA, loc)
+	req, at := always.fillRequest(src, ecs, QTypeAAAA, loc)
 	if at != ecs || asked != ecs || req.Subnet != ecs || req.SourcePrefix != 24 || req.Type != QTypeAAAA || req.Client.Region != "WEU" {
 		t.Errorf("always: located by %v (asked %v), %+v; want the ECS subnet", at, asked, req)
 	}
 	// Host bits past the source prefix do not move the client.
-	if req, at = always.NewRequest(src, netip.MustParsePrefix("198.51.100.77/24"), QTypeA, loc); at != ecs || req.Subnet != ecs {
+	if req, at = always.fillRequest(src, netip.MustParsePrefix("198.51.100.77/24"), QTypeA, loc); at != ecs || req.Subnet != ecs {
 		t.Errorf("unmasked ECS: located by %v, subnet %v; want %v", at, req.Subnet, ecs)
 	}
-	req, at = never.NewRequest(src, ecs, QTypeA, loc)
+	req, at = never.fillRequest(src, ecs, QTypeA, loc)
 	if at != byResolver || asked != at || req.Subnet != netip.MustParsePrefix("192.0.2.0/24") || req.SourcePrefix != -1 {
 		t.Errorf("never: located by %v, %+v; want the resolver address and /24, no source prefix", at, req)
 	}
 	// Source prefix 0: the client opted out, the resolver locates it.
-	req, at = always.NewRequest(src, netip.MustParsePrefix("0.0.0.0/0"), QTypeA, loc)
+	req, at = always.fillRequest(src, netip.MustParsePrefix("0.0.0.0/0"), QTypeA, loc)
 	if at != byResolver || asked != at || req.SourcePrefix != -1 || req.Subnet != netip.MustParsePrefix("192.0.2.0/24") {
 		t.Errorf("ECS /0: located by %v, %+v; want the resolver address, no source prefix", at, req)
 	}
-	req, _ = never.NewRequest(netip.MustParseAddr("2001:db8:1:2ff::1"), netip.Prefix{}, QTypeA, loc)
+	req, _ = never.fillRequest(netip.MustParseAddr("2001:db8:1:2ff::1"), netip.Prefix{}, QTypeA, loc)
 	if req.Subnet != netip.MustParsePrefix("2001:db8:1:200::/56") {
 		t.Errorf("IPv6 hash subnet %v, want /56", req.Subnet)
 	}
-	req, _ = never.NewRequest(netip.MustParseAddr("::ffff:192.0.2.53"), netip.Prefix{}, QTypeA, loc)
+	req, _ = never.fillRequest(netip.MustParseAddr("::ffff:192.0.2.53"), netip.Prefix{}, QTypeA, loc)
 	if asked != byResolver {
 		t.Errorf("an IPv4-mapped resolver is located as %v, want %v", asked, byResolver)
 	}
 	// Without a locator, or without an address, the client is unknown.
-	if req, _ = always.NewRequest(src, ecs, QTypeA, nil); req.Client != (geodata.Location{Prefix: -1}) {
+	if req, _ = always.fillRequest(src, ecs, QTypeA, nil); req.Client != (geodata.Location{Prefix: -1}) {
 		t.Errorf("no locator: client %+v, want unknown", req.Client)
 	}
 	asked = netip.Prefix{}
-	if req, _ = never.NewRequest(netip.Addr{}, netip.Prefix{}, QTypeA, loc); asked.IsValid() || req.Client != (geodata.Location{Prefix: -1}) {
+	if req, _ = never.fillRequest(netip.Addr{}, netip.Prefix{}, QTypeA, loc); asked.IsValid() || req.Client != (geodata.Location{Prefix: -1}) {
 		t.Errorf("no address: asked %v, client %+v; want no lookup, unknown", asked, req.Client)
 	}
+}
+
+// fillRequest is FillRequest returning the request, for table tests.
+func (l *LB) fillRequest(src netip.Addr, ecs netip.Prefix, qtype QType, loc Locator) (Request, netip.Prefix) {
+	var req Request
+	at := l.FillRequest(&req, src, ecs, qtype, loc)
+	return req, at
 }

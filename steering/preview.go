@@ -234,7 +234,8 @@ func sameFigure(a, b *float64) bool {
 // subnet of a query from its first address, a place as located by Place.
 func (l *LB) sampleRequest(c Sample, qtype QType, locate Locator) Request {
 	if c.Subnet.IsValid() {
-		req, _ := l.NewRequest(c.Subnet.Addr(), c.Subnet, qtype, locate)
+		var req Request
+		l.FillRequest(&req, c.Subnet.Addr(), c.Subnet, qtype, locate)
 		return req
 	}
 	req := Request{SourcePrefix: -1, Type: qtype}

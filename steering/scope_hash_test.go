@@ -41,3 +41,35 @@ func TestHashScopeCoversTheHashedSubnet(t *testing.T) {
 		}
 	}
 }
+
+// TestSubnetHashReadsTheSubnetOnly: the hash is of the subnet, so the host
+// bits of an unmasked prefix do not move a client, while the length and
+// every network bit do (a hash that dropped the low half of an IPv6
+// address, or the length, would put neighbours together).
+func TestSubnetHashReadsTheSubnetOnly(t *testing.T) {
+	t.Parallel()
+	h := func(s string) uint64 { return subnetHash(netip.MustParsePrefix(s)) }
+	same := [][2]string{
+		{"198.51.100.7/24", "198.51.100.0/24"},
+		{"2001:db8:1:2:3:4:5:6/56", "2001:db8:1::/56"},
+		{"2001:db8:1:2:3:4:5:6/100", "2001:db8:1:2:3:4:5:0/100"},
+		{"10.1.2.3/0", "192.0.2.0/0"},
+	}
+	for _, c := range same {
+		if h(c[0]) != h(c[1]) {
+			t.Errorf("%s and %s hash apart; the host bits must not count", c[0], c[1])
+		}
+	}
+	apart := [][2]string{
+		{"198.51.100.0/24", "198.51.101.0/24"},
+		{"198.51.100.0/24", "198.51.100.0/25"},
+		{"2001:db8:1::/56", "2001:db8:1:100::/56"},
+		{"2001:db8::1:0/112", "2001:db8::2:0/112"}, // the low half
+		{"2001:db8::/128", "2001:db8::1/128"},
+	}
+	for _, c := range apart {
+		if h(c[0]) == h(c[1]) {
+			t.Errorf("%s and %s hash together", c[0], c[1])
+		}
+	}
+}

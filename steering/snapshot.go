@@ -137,6 +137,11 @@ type LB struct {
 	// shift is what the shifts in force take from this load balancer's
 	// pools; nil when none touches it.
 	shift *shiftOverlay
+	// sheds: one of its pools has load shedding. With it false and shift
+	// nil, Decide takes the first healthy candidate as it did before
+	// traffic controls existed. A pool's change recompiles every load
+	// balancer that uses it, so the flag cannot go stale.
+	sheds bool
 	// allDown is what is answered when no candidate serves; sorry4 and
 	// sorry6 are the addresses of DownAddresses.
 	allDown        Down
@@ -584,6 +589,9 @@ func (s *Snapshot) compileLB(l *pools.LoadBalancer, zones map[string]string) (*L
 	}
 	slices.Sort(lb.all)
 	lb.all = slices.Compact(lb.all)
+	for _, p := range lb.all {
+		lb.sheds = lb.sheds || s.pools[p].shedShare > 0
+	}
 	lb.locationDependent = lb.policy == pools.SteeringGeo || lb.policy == pools.SteeringProximity ||
 		lb.policy == pools.SteeringDynamicLatency || lb.spillover != pools.AffinityDisabled
 	return lb, nil

@@ -36,7 +36,8 @@ func (e explainer) Explain(ctx context.Context, lbID string, client netip.Addr, 
 	if qtype == "AAAA" {
 		t = steering.QTypeAAAA
 	}
-	req, locate := lb.NewRequest(client, ecs, t, geodata.Locator{Resolver: e.geo, Networks: c.nets})
+	var req steering.Request
+	locate := lb.FillRequest(&req, client, ecs, t, geodata.Locator{Resolver: e.geo, Networks: c.nets})
 	var ans steering.Answer
 	out := &api.Explanation{Revision: c.snap.Revision(), Client: client.String(), LocatedBy: locate.String()}
 	if ecs.IsValid() {
