@@ -266,6 +266,18 @@ func TestPreviewOrders(t *testing.T) {
 	if len(got.Orders) != 1 || orderNames(got.Orders[0]) != "us eu ap" || got.Orders[0].Pools[0].DistanceKm != nil {
 		t.Fatalf("proximity from nowhere: %+v", got.Orders)
 	}
+	// Paris and Berlin share an order but not a distance: none is given.
+	w2 := *w
+	w2.cfg.Networks = []pools.Network{{Meta: pools.Meta{ID: "paris"}, CIDR: "198.51.100.0/24", Latitude: ptr(48.9), Longitude: ptr(2.3)},
+		{Meta: pools.Meta{ID: "berlin"}, CIDR: "198.51.101.0/24", Latitude: ptr(52.5), Longitude: ptr(13.4)}}
+	got = s.Preview(near, subnets("198.51.100.0/24", "198.51.101.0/24"), QTypeA, locator(t, &w2))
+	if len(got.Orders) != 1 || orderNames(got.Orders[0]) != "eu us ap" || got.Orders[0].Pools[0].DistanceKm != nil {
+		t.Fatalf("proximity from Paris and Berlin: %+v", got.Orders)
+	}
+	got = s.Preview(near, subnets("198.51.100.0/24", "198.51.100.0/25"), QTypeA, locator(t, &w2))
+	if len(got.Orders) != 1 || got.Orders[0].Pools[0].DistanceKm == nil {
+		t.Fatalf("proximity from Paris twice: %+v", got.Orders)
+	}
 
 	got = s.Preview(s.LoadBalancer("geo.glb.example.com"), []Sample{{Region: "WEU"}}, QTypeA, loc)
 	if len(got.Orders) != 1 || orderNames(got.Orders[0]) != "eu ap us" ||

@@ -1,6 +1,7 @@
 import { call, list, Problem } from './api.js';
 import { el, field, policyName } from './dom.js';
 import { REGIONS } from './preview.js';
+import { dnssecCard } from './dnssec.js';
 
 // The console's create, edit and delete of every kind of object, through
 // the same API calls a script makes: POST to create, PUT with If-Match to
@@ -31,6 +32,33 @@ function readMap(text, ctx) {
   return out;
 }
 const showMap = (m, ctx) => Object.entries(m || {}).map(([k, ids]) => `${k}: ${poolNames(ids, ctx.pools)}`).join('\n');
+
+// A header map is one line per value, as in HTTP: "Host: example.org".
+// A line without a colon is sent as a name without values, so that the
+// API names it.
+function readHeaders(text) {
+  const out = {};
+  for (const l of lines(text)) {
+    const i = l.indexOf(':');
+    const name = (i < 0 ? l : l.slice(0, i)).trim();
+    out[name] = out[name] || [];
+    if (i >= 0) out[name].push(l.slice(i + 1).trim());
+  }
+  return out;
+}
+const showHeaders = (h) => Object.entries(h || {}).flatMap(([k, vs]) => (vs.length ? vs : ['']).map((v) => `${k}: ${v}`)).join('\n');
+
+// Pool weights are one line per pool: "web-eu: 0.75".
+function readWeights(text, ctx) {
+  const out = {};
+  for (const l of lines(text)) {
+    const [name, w = ''] = l.split(/:(.*)/s);
+    out[poolIDs(name, ctx.pools)[0] || name.trim()] = num(w);
+  }
+  return out;
+}
+const showWeights = (m, ctx) => Object.entries(m || {}).map(([id, w]) => `${poolNames([id], ctx.pools)}: ${w}`).join('\n');
+const commaList = (s) => String(s).split(',').map((x) => x.trim()).filter(Boolean);
 
 // A static record is a zone-file line: "name [ttl] TYPE content".
 function readRecords(text) {
@@ -77,10 +105,13 @@ const number = (path, label, hint) => (o) => {
   const c = el('input', { type: 'text', inputmode: 'decimal', autocomplete: 'off', size: 8, value: get(o, path) ?? '' });
   return { path, label, hint, control: c, read: () => optNum(c.value) };
 };
-const check = (path, label) => (o) => {
-  const c = el('input', { type: 'checkbox', checked: get(o, path) !== false });
-  return { path, label, control: c, read: () => c.checked };
+const check = (path, label, hint, dflt = true) => (o) => {
+  const v = get(o, path);
+  const c = el('input', { type: 'checkbox', checked: v === undefined ? dflt : v !== false });
+  return { path, label, hint, control: c, read: () => c.checked };
 };
+// heading starts a part of a long form; it reads nothing.
+const heading = (title, hint) => () => ({ heading: title, hint });
 const choice = (path, label, options, hint) => (o, ctx) => {
   const opts = typeof options === 'function' ? options(o, ctx) : options;
   const cur = get(o, path) ?? '';
@@ -154,6 +185,7 @@ export const KINDS = {
       number('ttl', 'TTL of static records (s)'),
       area('records', 'Static records', 'one a line, as in a zone file: name [ttl] TYPE content — e.g. "ns1.glb.example.com A 192.0.2.53"', showRecords,
         (v) => keepExtras(readRecords(v), obj0.records), 4),
+      check('dnssec.enabled', 'Sign answers (DNSSEC)', 'online signing; the first key is made when this is saved, and its DS is shown on this page for the parent zone', false),
     ],
   },
   monitors: {
@@ -170,6 +202,11 @@ export const KINDS = {
       number('interval', 'Interval (s)'),
       number('timeout', 'Timeout (s)'),
       number('retries', 'Retries'),
+      area('header', 'Request headers', 'http and https: one a line, "Name: value", e.g. "Host: www.example.com"', showHeaders, readHeaders, 2),
+      check('follow_redirects', 'Follow redirects', 'http and https', false),
+      check('allow_insecure', 'Allow an invalid certificate', 'https', false),
+      number('consecutive_up', 'Successes in a row to be up', '0 = 1'),
+      number('consecutive_down', 'Failures in a row to be down', '0 = 1'),
     ],
   },
   pools: {
@@ -184,6 +221,9 @@ export const KINDS = {
       choice('origin_steering.policy', 'Origin steering', [['random', 'random (by weight)'], ['hash', 'hash (stable per client subnet)']]),
       number('latitude', 'Latitude', 'for proximity steering'),
       number('longitude', 'Longitude'),
+      area('check_regions', 'Check regions', 'comma-separated region codes whose nodes check this pool; empty = every node', (v) => (v || []).join(', '), commaList, 1),
+      number('load_shedding.default_percent', 'Load shedding (%)', 'share of this pool\'s traffic passed on to the next candidate; 0 = none'),
+      choice('load_shedding.default_policy', 'Load shedding by', [['random', 'random (each query)'], ['hash', 'hash (a client sticks)']]),
       origins(),
     ],
   },
@@ -211,7 +251,7 @@ export const KINDS = {
       number('ttl', 'TTL (s)'),
       choice('steering_policy', 'Steering policy', [['off', 'off: default pools in order'], ['geo', 'geo: by country, then region'],
         ['proximity', 'proximity: nearest pool'], ['dynamic_latency', 'dynamic latency: lowest RTT'], ['random', 'random: by pool weight']],
-      'an unset policy steers as off, or as geo with a country or region map'),
+      'geo uses the country and region pools below; random the pool weights'),
       text('default_pools', 'Default pools', 'pool names in order, comma-separated'),
       choice('fallback_pool', 'Fallback pool', (o, ctx) => [['', '(choose a pool)'], ...ctx.pools.map((p) => [p.id, p.name])],
         'answers when no pool is healthy, whatever its health'),
@@ -220,6 +260,20 @@ export const KINDS = {
       choice('location_strategy.prefer_ecs', 'Use the ECS subnet', [['proximity', 'with proximity steering (default)'], ['geo', 'with geo steering'],
         ['always', 'always'], ['never', 'never: the resolver\'s address']], 'when a resolver sends EDNS Client Subnet'),
       number('answers', 'Records per answer', '0 = every eligible origin'),
+      heading('Random steering', 'with the random policy: the odds a pool is tried first, among the healthy default pools'),
+      number('random_steering.default_weight', 'Default pool weight', 'in [0, 1], for pools not listed below'),
+      area('random_steering.pool_weights', 'Pool weights', 'one a line: "web-eu: 0.75" (weights in [0, 1])', showWeights, readWeights, 2),
+      heading('Zonal affinity', 'keeps clients on origins of their own zone (a network\'s zone, or the region)'),
+      choice('zonal_affinity.spillover', 'Mode', [['ZONAL_AFFINITY_DISABLED', 'disabled'],
+        ['ZONAL_AFFINITY_SPILL_CROSS_ZONE', 'spill cross-zone below the ratio'], ['ZONAL_AFFINITY_STAY_WITHIN_ZONE', 'stay within the zone']]),
+      number('zonal_affinity.spillover_ratio', 'Spillover ratio', 'spill cross-zone: the share, in [0, 1], of the client zone\'s origins that must be healthy to stay in it'),
+      heading('When every pool is down'),
+      choice('all_down.action', 'Answer', [['fallback', 'the fallback pool, whatever its health'], ['nodata', 'NODATA (no record, the SOA)'],
+        ['refused', 'REFUSED'], ['addresses', 'the sorry addresses below']]),
+      area('all_down.addresses', 'Sorry addresses', 'one a line, IPv4 or IPv6', (v) => (v || []).join('\n'), lines, 2),
+      heading('Shift safety', 'rules every shift must keep for this load balancer'),
+      number('safety.min_serving_pools', 'Pools that must keep serving', 'a shift leaving fewer is refused; 0 = no rule'),
+      number('safety.max_shifted_zones', 'Zones shifted at once, at most', '0 = no limit'),
     ],
   },
 };
@@ -251,10 +305,12 @@ export async function editPage(arg) {
     if (id) obj.steering_policy = policyName(obj);
     if (!id && !obj.zone && ctx.zones.length === 1) obj.zone = ctx.zones[0].id;
   }
-  if (kind === 'pools' && !id) obj = { enabled: true, minimum_origins: 1, origin_steering: { policy: 'random' } };
-  if (kind === 'monitors' && !id) obj = { type: 'http', method: 'GET', path: '/', expected_codes: '200', interval: 60, timeout: 5, retries: 2 };
+  if (kind === 'pools' && !id) obj = { enabled: true, minimum_origins: 1, origin_steering: { policy: 'random' }, load_shedding: { default_percent: 0, default_policy: 'random' } };
+  if (kind === 'monitors' && !id) obj = { type: 'http', method: 'GET', path: '/', expected_codes: '200', interval: 60, timeout: 5, retries: 2, consecutive_up: 0, consecutive_down: 0 };
   if (kind === 'zones' && !id) obj = { ttl: 300 };
-  if (kind === 'load_balancers' && !id) obj = { ...obj, enabled: true, ttl: 30, steering_policy: 'off', location_strategy: { prefer_ecs: 'proximity' }, answers: 1 };
+  if (kind === 'load_balancers' && !id) obj = { ...obj, enabled: true, ttl: 30, steering_policy: 'off', location_strategy: { prefer_ecs: 'proximity' }, answers: 1,
+    random_steering: { default_weight: 1 }, zonal_affinity: { spillover: 'ZONAL_AFFINITY_DISABLED', spillover_ratio: 0 }, all_down: { action: 'fallback' },
+    safety: { min_serving_pools: 1, max_shifted_zones: 0 } };
 
   obj0 = obj;
   const fs = spec.fields.map((f) => f(obj, ctx));
@@ -264,13 +320,14 @@ export async function editPage(arg) {
   const status = el('p', { id: 'edit-status', role: 'status', 'aria-live': 'polite' });
   const save = el('button', { type: 'submit', id: 'save', text: id ? 'Save' : `Create ${spec.one}` });
   const form = el('form', { id: 'edit-form', 'aria-label': id ? `Edit ${spec.one} ${spec.title(obj)}` : `New ${spec.one}`, novalidate: true },
-    fs.map((f) => f.group
-      ? el('fieldset', { class: 'group' }, el('legend', { text: f.label }), f.control, el('span', { class: 'field-error', id: fid(f.path) + '-error', role: 'alert' }))
-      : el('div', { class: 'form-row' }, field(fid(f.path), f.label, f.control), f.hint ? el('span', { class: 'muted hint', id: fid(f.path) + '-hint', text: f.hint }) : '')),
+    fs.map((f) => f.heading ? el('div', { class: 'form-part' }, el('h3', { text: f.heading }), f.hint ? el('p', { class: 'muted hint', text: f.hint }) : '')
+      : f.group
+        ? el('fieldset', { class: 'group' }, el('legend', { text: f.label }), f.control, el('span', { class: 'field-error', id: fid(f.path) + '-error', role: 'alert' }))
+        : el('div', { class: 'form-row' }, field(fid(f.path), f.label, f.control), f.hint ? el('span', { class: 'muted hint', id: fid(f.path) + '-hint', text: f.hint }) : '')),
     formError,
     el('div', { class: 'actions' }, save, el('a', { href: back, text: 'Cancel' }), etag ? el('span', { class: 'muted', text: ` If-Match ${etag}` }) : ''),
     status);
-  for (const f of fs) if (f.hint && !f.group) f.control.setAttribute('aria-describedby', `${fid(f.path)}-error ${fid(f.path)}-hint`);
+  for (const f of fs) if (f.hint && f.control && !f.group) f.control.setAttribute('aria-describedby', `${fid(f.path)}-error ${fid(f.path)}-hint`);
 
   // place writes each field error beside its control: the field whose
   // path is the longest prefix of the error's, with the rest of the path
@@ -283,12 +340,14 @@ export async function editPage(arg) {
       const m = /^origins\[(\d+)\]\.(name|address|zone|weight|enabled)/.exec(fe.path);
       let slot = m && document.getElementById(`o${m[1]}-${m[2]}-error`), ctl = m && document.getElementById(`o${m[1]}-${m[2]}`), msg = fe.message;
       if (!slot) {
-        const f = fs.filter((f) => fe.path === f.path || fe.path.startsWith(f.path + '.') || fe.path.startsWith(f.path + '['))
+        const f = fs.filter((f) => f.path && (fe.path === f.path || fe.path.startsWith(f.path + '.') || fe.path.startsWith(f.path + '[')))
           .sort((a, b) => b.path.length - a.path.length)[0];
         if (f) {
           slot = document.getElementById(fid(f.path) + '-error');
           ctl = f.group ? null : f.control;
-          if (fe.path !== f.path) msg = `${fe.path.slice(f.path.length).replace(/^\./, '')}: ${fe.message}`;
+          // The rest of the path, a pool id in pool_weights, by its name.
+          const rest = fe.path.slice(f.path.length).replace(/^\./, '');
+          if (fe.path !== f.path) msg = `${ctx.pools.find((p) => p.id === rest)?.name || rest}: ${fe.message}`;
         }
       }
       if (!slot) { loose.push(`${fe.path}: ${fe.message}`); continue; }
@@ -305,7 +364,7 @@ export async function editPage(arg) {
     // The stored object keeps what the form does not show (headers,
     // zonal affinity, DNSSEC...): the form's fields are set over it.
     const body = structuredClone(obj);
-    for (const f of fs) set(body, f.path, f.read());
+    for (const f of fs) if (f.read) set(body, f.path, f.read());
     if (kind === 'load_balancers') body.default_pools = poolIDs(body.default_pools, ctx.pools);
     if (!id && !body.id) delete body.id;
     try {
@@ -330,6 +389,7 @@ export async function editPage(arg) {
 
   const nodes = [el('h2', { text: id ? `Edit ${spec.one} ${spec.title(obj)}` : `New ${spec.one}`, tabindex: '-1', class: 'page-title' }),
     el('section', { class: 'card' }, form)];
+  if (id && kind === 'zones') nodes.push(await dnssecCard(id));
   if (id) nodes.push(deleteBox(kind, id, spec, obj, etag));
   return { nodes };
 }

@@ -62,8 +62,10 @@ async function mappings(lb, policy) {
 function orderText(m, lb, byID) {
   const name = (id) => byID.get(id)?.name || id;
   if (!m.order) return [...m.ids, ...lb.default_pools.filter((id) => !m.ids.includes(id))].map(name).join(' → ');
-  return m.order.map((p) => p.name + (p.distance_km !== undefined ? ` (${Math.round(p.distance_km).toLocaleString('en')} km)`
-    : p.rtt_ms !== undefined ? ` (${Math.round(p.rtt_ms)} ms)` : '')).join(' → ');
+  // A pool in both a geo list and the default pools is shown once, at
+  // its first place (data-order keeps the order as the API gives it).
+  return m.order.filter((p, i) => m.order.findIndex((q) => q.id === p.id) === i).map((p) => p.name + (p.distance_km !== undefined ? ` (${Math.round(p.distance_km).toLocaleString('en')}\u00a0km)`
+    : p.rtt_ms !== undefined ? ` (${Math.round(p.rtt_ms)}\u00a0ms)` : '')).join(' → ');
 }
 
 function mappingTable(lb, policy, maps, byID) {
