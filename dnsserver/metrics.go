@@ -1,10 +1,12 @@
 package dnsserver
 
 import (
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/glb-dns/glb/internal/follow"
 	"github.com/glb-dns/glb/steering"
 )
 
@@ -173,4 +175,98 @@ func (l *lbMetrics) count(ans *steering.Answer) {
 	if ans.FailOpen {
 		l.failOpen.Inc()
 	}
+}
+
+// labelsBound are the per-load-balancer metric children bind created.
+type labelsBound struct {
+	pools map[[2]string]bool // load balancer, pool
+	lbs   map[string]bool
+}
+
+// bind gives every load balancer of snap its metric children. One that
+// counts into the same children as before (the same one, or one
+// recompiled under the same name with the same pools) keeps them: binding
+// every load balancer again would make each small change cost the whole
+// estate. kept[i] says prev's load balancer i was kept.
+func (m *metrics) bind(prev *live, snap *Snapshot) (lv *live, kept []bool, bound labelsBound) {
+	lv = &live{snap: snap, lbm: make([]*lbMetrics, len(snap.lbs))}
+	st := snap.steer
+	bound = labelsBound{pools: map[[2]string]bool{}, lbs: map[string]bool{}}
+	var previous *follow.Finder[*steering.LB, string]
+	if prev != nil {
+		kept = make([]bool, len(prev.snap.lbs))
+		previous = follow.New(prev.snap.lbs, (*steering.LB).Name)
+	}
+	for idx, lb := range snap.lbs {
+		if prev != nil {
+			if i := previous.Find(idx, lb.Name()); i >= 0 && !kept[i] && sameChildren(prev.snap.lbs[i], prev.snap.steer, lb, st) {
+				kept[i] = true
+				lv.lbm[idx] = prev.lbm[i]
+				continue
+			}
+		}
+		name := lb.Name()
+		lm := &lbMetrics{}
+		for _, p := range lb.Pools() {
+			labels := [2]string{name, st.PoolName(p)}
+			bound.pools[labels] = true
+			lm.pools = append(lm.pools, poolCounter{pool: p, c: m.answers.WithLabelValues(labels[0], labels[1])})
+		}
+		// other counts a pool not bound up front (none should be), so
+		// that counting never meets a nil.
+		lm.other = m.answers.WithLabelValues(name, "other")
+		bound.pools[[2]string{name, "other"}] = true
+		lm.fallback = m.fallback.WithLabelValues(name)
+		lm.failOpen = m.failOpen.WithLabelValues(name)
+		lm.allDown = m.allDown.WithLabelValues(name)
+		bound.lbs[name] = true
+		lv.lbm[idx] = lm
+	}
+	return lv, kept, bound
+}
+
+// unbind deletes the children of prev's load balancers and pools that
+// bind neither kept nor bound again, so that the label sets follow the
+// configuration rather than grow.
+func (m *metrics) unbind(prev *live, kept []bool, bound labelsBound) {
+	if prev == nil {
+		return
+	}
+	for i, lb := range prev.snap.lbs {
+		if kept[i] {
+			continue
+		}
+		name := lb.Name()
+		for _, pc := range prev.lbm[i].pools {
+			if k := [2]string{name, prev.snap.steer.PoolName(pc.pool)}; !bound.pools[k] {
+				m.answers.DeleteLabelValues(k[0], k[1])
+			}
+		}
+		if !bound.lbs[name] {
+			m.answers.DeleteLabelValues(name, "other")
+			m.fallback.DeleteLabelValues(name)
+			m.failOpen.DeleteLabelValues(name)
+			m.allDown.DeleteLabelValues(name)
+		}
+	}
+}
+
+// sameChildren reports whether load balancer b of snapshot bs counts into
+// the same children as a of as: the same name, the same pool indices under
+// the same pool names.
+// The reuse rules of every step are in docs/architecture.md, "What an
+// update shares".
+func sameChildren(a *steering.LB, as *steering.Snapshot, b *steering.LB, bs *steering.Snapshot) bool {
+	if a == b {
+		return true // kept by steering.Update: none of its pools changed
+	}
+	if a.Name() != b.Name() || !slices.Equal(a.Pools(), b.Pools()) {
+		return false
+	}
+	for _, p := range a.Pools() {
+		if as.PoolName(p) != bs.PoolName(p) {
+			return false
+		}
+	}
+	return true
 }

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/glb-dns/glb/dnsserver/dnssec"
-	"github.com/glb-dns/glb/steering"
 )
 
 // Config configures a Server.
@@ -157,108 +155,12 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Publish(snap *Snapshot) {
 	s.pubMu.Lock()
 	defer s.pubMu.Unlock()
-	m := s.metrics
-	lv := &live{snap: snap, lbm: make([]*lbMetrics, len(snap.lbs))}
-	st := snap.steer
-	// A load balancer that counts into the same children as before (the
-	// same one, or one recompiled under the same name with the same pools)
-	// keeps them: binding every load balancer again would make each small
-	// change cost the whole estate. Load balancers keep their positions
-	// from one snapshot to the next, so the previous one is found there,
-	// by a map only when the lists have parted. Only the children of load
-	// balancers that are new or gone are bound or deleted.
 	prev := s.live.Load()
-	var kept []bool
-	var byName map[string]int
-	previous := func(idx int, lb *steering.LB) int {
-		if prev == nil {
-			return -1
-		}
-		if idx < len(prev.snap.lbs) && prev.snap.lbs[idx].Name() == lb.Name() {
-			return idx
-		}
-		if byName == nil {
-			byName = make(map[string]int, len(prev.snap.lbs))
-			for i, l := range prev.snap.lbs {
-				byName[l.Name()] = i
-			}
-		}
-		if i, ok := byName[lb.Name()]; ok {
-			return i
-		}
-		return -1
-	}
-	if prev != nil {
-		kept = make([]bool, len(prev.snap.lbs))
-	}
-	added, addedL := map[[2]string]bool{}, map[string]bool{}
-	for idx, lb := range snap.lbs {
-		if i := previous(idx, lb); i >= 0 && !kept[i] && sameChildren(prev.snap.lbs[i], prev.snap.steer, lb, st) {
-			kept[i] = true
-			lv.lbm[idx] = prev.lbm[i]
-			continue
-		}
-		name := lb.Name()
-		lm := &lbMetrics{}
-		for _, p := range lb.Pools() {
-			labels := [2]string{name, st.PoolName(p)}
-			added[labels] = true
-			lm.pools = append(lm.pools, poolCounter{pool: p, c: m.answers.WithLabelValues(labels[0], labels[1])})
-		}
-		// other counts a pool not bound up front (none should be), so
-		// that counting never meets a nil.
-		lm.other = m.answers.WithLabelValues(name, "other")
-		added[[2]string{name, "other"}] = true
-		lm.fallback = m.fallback.WithLabelValues(name)
-		lm.failOpen = m.failOpen.WithLabelValues(name)
-		lm.allDown = m.allDown.WithLabelValues(name)
-		addedL[name] = true
-		lv.lbm[idx] = lm
-	}
+	lv, kept, bound := s.metrics.bind(prev, snap)
 	s.live.Store(lv)
-	// Children of load balancers and pools that are gone are deleted, so
-	// that the label sets follow the configuration rather than grow.
-	if prev != nil {
-		for i, lb := range prev.snap.lbs {
-			if kept[i] {
-				continue
-			}
-			name := lb.Name()
-			for _, pc := range prev.lbm[i].pools {
-				if k := [2]string{name, prev.snap.steer.PoolName(pc.pool)}; !added[k] {
-					m.answers.DeleteLabelValues(k[0], k[1])
-				}
-			}
-			if !addedL[name] {
-				m.answers.DeleteLabelValues(name, "other")
-				m.fallback.DeleteLabelValues(name)
-				m.failOpen.DeleteLabelValues(name)
-				m.allDown.DeleteLabelValues(name)
-			}
-		}
-	}
-	m.snapshots.Inc()
-	s.log.Info("dns snapshot published", "revision", st.Revision(), "zones", len(snap.zones), "load_balancers", len(snap.lbs))
-}
-
-// sameChildren reports whether load balancer b of snapshot bs counts into
-// the same children as a of as: the same name, the same pool indices under
-// the same pool names.
-// The reuse rules of every step are in docs/architecture.md, "What an
-// update shares".
-func sameChildren(a *steering.LB, as *steering.Snapshot, b *steering.LB, bs *steering.Snapshot) bool {
-	if a == b {
-		return true // kept by steering.Update: none of its pools changed
-	}
-	if a.Name() != b.Name() || !slices.Equal(a.Pools(), b.Pools()) {
-		return false
-	}
-	for _, p := range a.Pools() {
-		if as.PoolName(p) != bs.PoolName(p) {
-			return false
-		}
-	}
-	return true
+	s.metrics.unbind(prev, kept, bound)
+	s.metrics.snapshots.Inc()
+	s.log.Info("dns snapshot published", "revision", snap.steer.Revision(), "zones", len(snap.zones), "load_balancers", len(snap.lbs))
 }
 
 // Addr is the bound address (UDP and TCP), valid after Start.

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"sync/atomic"
 
+	"github.com/glb-dns/glb/internal/follow"
 	"github.com/glb-dns/glb/pools"
 )
 
@@ -53,9 +54,34 @@ func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged ma
 		poolByID: prev.poolByID,
 	}
 	copy(s.pools, prev.pools)
+	dirty, err := s.updatePools(prev, cfg, h, healthChanged)
+	if err != nil {
+		return nil, err
+	}
+	lbs, err := s.updateLBs(prev, cfg, dirty)
+	if err != nil {
+		return nil, err
+	}
+	s.applyShifts(lbs)
+	if err := s.indexLBs(prev, lbs); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// updatePools recompiles into s (which starts as a copy of prev's pools)
+// the pools that are new, changed or in healthChanged, and empties those
+// gone. dirty[i] says pool i was recompiled or emptied.
+func (s *Snapshot) updatePools(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged map[string]bool) (dirty []bool, err error) {
 	monitors := monitorSet(cfg)
-	dirty := make([]bool, len(prev.pools), len(prev.pools)+1)
+	dirty = make([]bool, len(prev.pools), len(prev.pools)+1)
+	// prev's index of pools is shared until a pool comes or goes.
 	cloned := false
+	own := func() {
+		if !cloned {
+			s.poolByID, cloned = maps.Clone(prev.poolByID), true
+		}
+	}
 	for i := range cfg.Pools {
 		p := &cfg.Pools[i]
 		idx, ok := prev.poolByID[p.ID]
@@ -66,9 +92,7 @@ func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged ma
 				continue
 			}
 		} else {
-			if !cloned {
-				s.poolByID, cloned = maps.Clone(prev.poolByID), true
-			}
+			own()
 			idx = int32(len(s.pools))
 			s.pools = append(s.pools, nil)
 			dirty = append(dirty, false)
@@ -92,42 +116,32 @@ func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged ma
 			if present[id] {
 				continue
 			}
-			if !cloned {
-				s.poolByID, cloned = maps.Clone(prev.poolByID), true
-			}
+			own()
 			delete(s.poolByID, id)
 			s.pools[idx], dirty[idx] = &pool{first: idx * originStride}, true
 			s.rebuilt = append(s.rebuilt, idx)
 		}
 	}
+	return dirty, nil
+}
 
+// updateLBs returns the enabled load balancers of cfg: prev's where
+// neither it, its zone's name nor any pool it uses (dirty) changed, else
+// compiled afresh.
+func (s *Snapshot) updateLBs(prev *Snapshot, cfg *pools.Config, dirty []bool) ([]*LB, error) {
 	zones := zoneNames(cfg)
 	prevZones := zoneNames(prev.cfg)
-	// Load balancers keep their order from one configuration to the next:
-	// the previous one is found at the same position, by a map only once
-	// the lists have parted (a load balancer added, deleted, toggled).
-	var prevLBs map[string]*LB
-	j := 0
-	previous := func(id string) *LB {
-		if prevLBs == nil {
-			if j < len(prev.lbs) && prev.lbs[j].id == id {
-				j++
-				return prev.lbs[j-1]
-			}
-			prevLBs = make(map[string]*LB, len(prev.lbs))
-			for _, l := range prev.lbs {
-				prevLBs[l.id] = l
-			}
-		}
-		return prevLBs[id]
-	}
+	previous := follow.New(prev.lbs, func(l *LB) string { return l.id })
 	lbs := make([]*LB, 0, len(cfg.LoadBalancers))
 	for i := range cfg.LoadBalancers {
 		l := &cfg.LoadBalancers[i]
 		if !l.Enabled {
 			continue
 		}
-		lb := previous(l.ID)
+		var lb *LB
+		if j := previous.Find(len(lbs), l.ID); j >= 0 {
+			lb = prev.lbs[j]
+		}
 		if lb == nil || lb.rev != l.Revision || !lb.modified.Equal(l.ModifiedOn) ||
 			zones[l.Zone] != prevZones[l.Zone] || lb.uses(dirty) {
 			var err error
@@ -137,18 +151,23 @@ func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged ma
 		}
 		lbs = append(lbs, lb)
 	}
-	s.applyShifts(lbs)
+	return lbs, nil
+}
+
+// indexLBs makes lbs answerable by name, sharing prev's index of names
+// when every name is where it was.
+func (s *Snapshot) indexLBs(prev *Snapshot, lbs []*LB) error {
 	if samePlaces(prev.lbs, lbs) {
 		s.lbs, s.lbIndex = lbs, prev.lbIndex
-		return s, nil
+		return nil
 	}
 	s.lbIndex = make(map[string]int32, len(lbs))
 	for _, lb := range lbs {
 		if err := s.addLB(lb); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // samePlaces reports whether every name is where it was: the index of

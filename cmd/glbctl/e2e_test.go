@@ -430,7 +430,7 @@ func TestGetExplainHealth(t *testing.T) {
 			t.Errorf("explain lacks %q:\n%s", want, out)
 		}
 	}
-	var ex explanation
+	var ex api.Explanation
 	if err := json.Unmarshal([]byte(n.mustCtl(exitOK, "explain", "www", "--client", "192.0.2.9", "-o", "json")), &ex); err != nil ||
 		ex.Decision.Pool.ID != "web" || len(ex.Decision.Records) != 2 {
 		t.Errorf("explain -o json: %+v %v", ex.Decision.Pool, err)

@@ -8,23 +8,9 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/glb-dns/glb/api"
 	"github.com/glb-dns/glb/pools"
-	"github.com/glb-dns/glb/steering"
 )
-
-// explanation is the body of GET /load_balancers/{id}/explain.
-type explanation struct {
-	Revision  int64          `json:"revision"`
-	Client    string         `json:"client"`
-	ECS       string         `json:"ecs"`
-	LocatedBy string         `json:"located_by"`
-	Decision  steering.Trace `json:"decision"`
-	Ignored   []struct {
-		What    string `json:"what"`
-		Setting string `json:"setting"`
-		Reason  string `json:"reason"`
-	} `json:"ignored"`
-}
 
 func runExplain(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
 	var c common
@@ -50,7 +36,7 @@ func runExplain(ctx context.Context, args []string, env func(string) string, std
 	}
 	path := objectPath(pools.KindLoadBalancer, pos[0]) + "/explain?" + q.Encode()
 	return show(ctx, cl, path, c.output, stdout, stderr, func(w io.Writer, raw json.RawMessage) error {
-		var e explanation
+		var e api.Explanation
 		if err := json.Unmarshal(raw, &e); err != nil {
 			return fmt.Errorf("decoding the explanation: %w", err)
 		}
@@ -62,7 +48,7 @@ func runExplain(ctx context.Context, args []string, env func(string) string, std
 // printExplanation follows the decision in the order it was taken:
 // where the client is, which pools were candidates, which was chosen, the
 // zonal affinity sets, the origin draw and the records.
-func printExplanation(w io.Writer, e *explanation) {
+func printExplanation(w io.Writer, e *api.Explanation) {
 	d := &e.Decision
 	policy := d.LoadBalancer.Policy
 	answers := "every eligible origin"

@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/glb-dns/glb/api"
 )
 
 // TestExplainPrintsWhatWasIgnored: the table shows each ignored item on a
 // line of its own, under the query it belongs to.
 func TestExplainPrintsWhatWasIgnored(t *testing.T) {
 	t.Parallel()
-	var e explanation
+	var e api.Explanation
 	if err := json.Unmarshal([]byte(`{"client": "198.51.100.7", "ecs": "203.0.113.0/24", "located_by": "198.51.100.7/32",
 		"decision": {"client": {"known": false, "prefix": -1}},
 		"ignored": [{"what": "ecs", "setting": "location_strategy.prefer_ecs", "reason": "the ECS subnet 203.0.113.0/24 was not used"}]}`), &e); err != nil {

@@ -1,20 +1,8 @@
 // Command glbctl is a client of glb's REST API for configuration kept in
 // files: it applies a whole file in dependency order, shows the
 // differences first, and exports what a node has as a file that apply
-// takes back.
-//
-//	glbctl apply -f FILE [--prune] [--dry-run] [--plan PLAN]
-//	glbctl diff -f FILE [--prune] [--plan PLAN]
-//	glbctl export [-o yaml|json]
-//	glbctl get KIND [ID] [-o table|json|yaml]
-//	glbctl explain LB --client IP [--ecs CIDR] [--type A|AAAA] [-o table|json]
-//	glbctl health POOL [-o table|json]
-//	glbctl audit [--kind K] [--id ID] [--actor NAME] [--since T] [--until T] [-o table|json|yaml]
-//	glbctl version
-//	glbctl shift start|end|list
-//
-// Every command takes --server (GLB_SERVER, default http://127.0.0.1:8080)
-// and --token (GLB_API_TOKEN).
+// takes back. Its commands are listed once, in the usage text below
+// ("glbctl help" prints it), and described in docs/glbctl.md.
 package main
 
 import (
