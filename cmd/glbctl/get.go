@@ -132,7 +132,7 @@ func printObjects(w io.Writer, k pools.Kind, objs []pools.Object, one bool) {
 			for i, og := range p.Origins {
 				names[i] = og.Name
 			}
-			t.row(p.ID, p.Name, yesNo(p.Enabled), p.Monitor, itoa(p.MinimumOrigins), strings.Join(names, ","), itoa(p.Revision))
+			t.row(p.ID, p.Name, yesNo(p.Enabled), monitorsOf(p.Monitor, p.Monitors), itoa(p.MinimumOrigins), strings.Join(names, ","), itoa(p.Revision))
 		}
 		t.flush()
 		if one {

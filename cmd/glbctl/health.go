@@ -41,8 +41,12 @@ func runHealth(ctx context.Context, args []string, env func(string) string, stdo
 // printHealth shows the pool's agreed state, then one row per origin and
 // node: what every node saw beside what they agree on.
 func printHealth(w io.Writer, h *api.PoolHealth) {
-	fmt.Fprintf(w, "pool %s (%s): %s, enabled %s, monitor %s, minimum %d origin(s)\n",
-		h.Pool, h.Name, agreed(h.Healthy), yesNo(h.Enabled), orNone(h.Monitor), h.MinimumOrigins)
+	what := "monitor " + orNone(h.Monitor)
+	if len(h.Monitors) > 0 {
+		what = "monitors " + monitorsOf("", h.Monitors)
+	}
+	fmt.Fprintf(w, "pool %s (%s): %s, enabled %s, %s, minimum %d origin(s)\n",
+		h.Pool, h.Name, agreed(h.Healthy), yesNo(h.Enabled), what, h.MinimumOrigins)
 	if len(h.RTTMs) > 0 {
 		var parts []string
 		for _, r := range slices.Sorted(maps.Keys(h.RTTMs)) {
@@ -71,6 +75,54 @@ func printHealth(w io.Writer, h *api.PoolHealth) {
 		}
 	}
 	t.flush()
+	printMonitorViews(w, h)
+}
+
+// printMonitorViews shows, for a pool with a monitor group, what each
+// monitor sees of each origin over the nodes, one row per origin and
+// monitor.
+func printMonitorViews(w io.Writer, h *api.PoolHealth) {
+	if len(h.Monitors) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	t := newTable(w, "ORIGIN", "MONITOR", "ROLE", "SEES", "NODES_UP", "NODES_DOWN", "REASON")
+	for _, o := range h.Origins {
+		for _, m := range o.Monitors {
+			sees := strings.ReplaceAll(m.State, "_", " ")
+			t.row(o.Name, m.Monitor, role(m.MustBeHealthy, m.MonitoringOnly), sees, itoa(m.NodesUp), itoa(m.NodesDown), m.Reason)
+		}
+	}
+	t.flush()
+}
+
+func role(must, only bool) string {
+	switch {
+	case must:
+		return "must be healthy"
+	case only:
+		return "monitoring only"
+	}
+	return "one of the others"
+}
+
+// monitorsOf names a pool's monitors: the group's, with their role
+// ("http,tcp(must)"), else the single monitor.
+func monitorsOf(single string, group []pools.PoolMonitor) string {
+	if len(group) == 0 {
+		return single
+	}
+	parts := make([]string, len(group))
+	for i, m := range group {
+		parts[i] = m.Monitor
+		switch {
+		case m.MustBeHealthy:
+			parts[i] += "(must)"
+		case m.MonitoringOnly:
+			parts[i] += "(only)"
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 func agreed(b *bool) string {

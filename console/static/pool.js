@@ -1,5 +1,6 @@
 import { call, Problem } from './api.js';
 import { el, health, field, showFieldErrors } from './dom.js';
+import { monitorLabels, monitorsTable, monitorsKey } from './monitors.js';
 
 const FIELDS = ['name', 'address', 'zone', 'weight', 'enabled'];
 
@@ -20,7 +21,7 @@ function matrix(h) {
 }
 
 // healthKey is what the matrix shows, to tell whether a redraw is needed.
-const healthKey = (h) => JSON.stringify(h.origins.map((o) => [o.name, o.healthy, o.state, o.reason, o.checks.map((c) => [c.node, c.healthy, c.reason])]));
+const healthKey = (h) => JSON.stringify(h.origins.map((o) => [o.name, o.healthy, o.state, o.reason, o.checks.map((c) => [c.node, c.healthy, c.reason])])) + monitorsKey(h);
 
 // weightValue sends what the operator typed: a number when it is one,
 // else the text, so that the API's validation names the field.
@@ -129,12 +130,16 @@ export async function poolPage(id, notice) {
 
   const matrixBox = el('div', { class: 'table-wrap', id: 'matrix-box' }, matrix(h));
   const changed = el('p', { id: 'pool-changed', class: 'notice', hidden: true });
-  const summary = () => `monitor ${pool.monitor || 'none (origins not checked)'} · minimum origins ${pool.minimum_origins} · ${pool.enabled ? 'enabled' : 'disabled'} · ${h.healthy === false ? 'DOWN' : 'healthy'}`;
+  const labels = await monitorLabels(pool.monitors);
+  const monitorsBox = el('div', { class: 'table-wrap', id: 'monitors-box' }, monitorsTable(h, labels));
+  const group = (pool.monitors || []).length > 0;
+  const summary = () => `${group ? `monitor group of ${pool.monitors.length}` : `monitor ${pool.monitor || 'none (origins not checked)'}`} · minimum origins ${pool.minimum_origins} · ${pool.enabled ? 'enabled' : 'disabled'} · ${h.healthy === false ? 'DOWN' : 'healthy'}`;
   const summaryP = el('p', { class: 'muted', text: summary() });
   const nodes = [el('h2', { text: `Pool ${pool.name}`, tabindex: '-1', class: 'page-title' }), summaryP, changed,
     // Health first: an origin down is what an operator opens the page for.
     el('section', { class: 'card', 'aria-label': 'Health by checking node' }, el('h2', { text: 'Health by checking node' }), matrixBox),
-    el('section', { class: 'card', 'aria-label': 'Origins' }, el('h2', { text: 'Origins' }), form)];
+    group && el('section', { class: 'card', 'aria-label': 'Each monitor of the group' }, el('h2', { text: 'Each monitor of the group' }), monitorsBox),
+    el('section', { class: 'card', 'aria-label': 'Origins' }, el('h2', { text: 'Origins' }), form)].filter(Boolean);
 
   let redraw = () => {};
   return {
@@ -148,6 +153,7 @@ export async function poolPage(id, notice) {
         if (healthKey(data) !== healthKey(h)) {
           h = data;
           matrixBox.replaceChildren(matrix(h));
+          monitorsBox.replaceChildren(monitorsTable(h, labels) || '');
           summaryP.textContent = summary();
         }
       }
