@@ -211,13 +211,13 @@ export const KINDS = {
   },
   pools: {
     one: 'pool', title: (p) => p.name,
-    summary: (p, ctx) => `${p.origins.length} origin(s) · monitor ${ctx.monitors.find((m) => m.id === p.monitor)?.description || p.monitor || 'none (not checked)'}${p.enabled ? '' : ' · disabled'}`,
+    summary: (p, ctx) => `${p.origins.length} origin(s) · ${p.monitors?.length ? `monitor group of ${p.monitors.length}` : `monitor ${ctx.monitors.find((m) => m.id === p.monitor)?.description || p.monitor || 'none (not checked)'}`}${p.enabled ? '' : ' · disabled'}`,
     fields: [
       text('name', 'Name'),
       text('description', 'Description'),
       check('enabled', 'Enabled'),
       number('minimum_origins', 'Minimum healthy origins'),
-      choice('monitor', 'Monitor', (o, ctx) => [['', 'none: origins are not checked'], ...ctx.monitors.map((m) => [m.id, m.description || m.id])]),
+      choice('monitor', 'Monitor', (o, ctx) => [['', o.monitors?.length ? 'none: the monitor group decides' : 'none: origins are not checked'], ...ctx.monitors.map((m) => [m.id, m.description || m.id])]),
       choice('origin_steering.policy', 'Origin steering', [['random', 'random (by weight)'], ['hash', 'hash (stable per client subnet)']]),
       number('latitude', 'Latitude', 'for proximity steering'),
       number('longitude', 'Longitude'),
