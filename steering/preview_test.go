@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/glb-dns/glb/geodata"
 	"github.com/glb-dns/glb/pools"
@@ -277,6 +278,16 @@ func TestPreviewOrders(t *testing.T) {
 	got = s.Preview(near, subnets("198.51.100.0/24", "198.51.100.0/25"), QTypeA, locator(t, &w2))
 	if len(got.Orders) != 1 || got.Orders[0].Pools[0].DistanceKm == nil {
 		t.Fatalf("proximity from Paris twice: %+v", got.Orders)
+	}
+
+	// Dynamic latency: WEU's clients by the RTT measured from WEU.
+	w.lb("fast", []string{"us", "eu", "ap"}, "fb").SteeringPolicy = pools.SteeringDynamicLatency
+	w.health.RTT = map[pools.PoolRegion]time.Duration{{Pool: "us", Region: "WEU"}: 80 * time.Millisecond,
+		{Pool: "eu", Region: "WEU"}: 5 * time.Millisecond, {Pool: "ap", Region: "WEU"}: 200 * time.Millisecond}
+	s = w.compile(t)
+	got = s.Preview(s.LoadBalancer("fast.glb.example.com"), []Sample{{Region: "WEU"}}, QTypeA, loc)
+	if len(got.Orders) != 1 || orderNames(got.Orders[0]) != "eu us ap" || got.Orders[0].Pools[0].RTTMs == nil || *got.Orders[0].Pools[0].RTTMs != 5 {
+		t.Fatalf("dynamic latency from WEU: %+v", got.Orders)
 	}
 
 	got = s.Preview(s.LoadBalancer("geo.glb.example.com"), []Sample{{Region: "WEU"}}, QTypeA, loc)

@@ -66,6 +66,26 @@ func TestConsoleForms(t *testing.T) {
 		t.Errorf("the monitor stored: header %s, follow_redirects %v, allow_insecure %v, consecutive_down %v", h, m["follow_redirects"], m["allow_insecure"], m["consecutive_down"])
 	}
 
+	// A pool: an origin's Host header and load shedding.
+	drive(t, ctx, "the pool's new fields", chromedp.Navigate(ui+"#edit/pools/eu"), chromedp.WaitVisible(`#o0-host`),
+		chromedp.SendKeys(`#o0-host`, "www.example.com"), retype(`#f-load_shedding-default_percent`, "10"))
+	noSideways(t, ctx, "the pool form")
+	drive(t, ctx, "save the pool", chromedp.Click(`#save`), waitFor(`location.hash === "#config"`, 10*time.Second))
+	var eu struct {
+		Result struct {
+			Origins []struct {
+				Header map[string][]string
+			}
+			LoadShedding struct {
+				DefaultPercent float64 `json:"default_percent"`
+			} `json:"load_shedding"`
+		}
+	}
+	g.call("GET", "/api/v1/pools/eu", nil, &eu)
+	if o := eu.Result.Origins; len(o) != 1 || fmt.Sprint(o[0].Header) != "map[Host:[www.example.com]]" || eu.Result.LoadShedding.DefaultPercent != 10 {
+		t.Errorf("the pool stored: %+v", eu.Result)
+	}
+
 	// The load balancer: two bad values refused beside their fields, then
 	// corrected.
 	ctx = nextTab(t, ctx)
@@ -145,11 +165,14 @@ func TestConsoleForms(t *testing.T) {
 	// and a rollover step refused too early, then forced.
 	ctx = nextTab(t, ctx)
 	drive(t, ctx, "turn DNSSEC on", phone, chromedp.Navigate(ui+"#edit/zones/example"), chromedp.WaitVisible(`#dnssec`),
-		chromedp.Click(`#f-dnssec-enabled`), chromedp.Click(`#save`), waitFor(`location.hash === "#config"`, 10*time.Second),
+		chromedp.Click(`#f-dnssec-enabled`), retype(`#f-soa-minimum`, "60"), chromedp.Click(`#save`), waitFor(`location.hash === "#config"`, 10*time.Second),
 		chromedp.Navigate(ui+"#edit/zones/example"), waitFor(`document.getElementById("dnssec")?.dataset.signing === "true"`, 10*time.Second),
 		chromedp.ScrollIntoView(`#dnssec`))
 	noSideways(t, ctx, "the zone's DNSSEC")
 	shot(t, ctx, "phone-dnssec")
+	if z := g.must("GET", "/api/v1/zones/example", nil); fmt.Sprint(z["soa"].(map[string]any)["minimum"]) != "60" {
+		t.Errorf("the zone's SOA stored: %v", z["soa"])
+	}
 	var ds string
 	drive(t, ctx, "read the DS", chromedp.Text(`#dnssec-ds`, &ds))
 	if !strings.HasPrefix(ds, "glb.example.com.") || !strings.Contains(ds, "DS") {

@@ -127,11 +127,12 @@ const area = (path, label, hint, show, read, rows = 4) => (o, ctx) => {
 // controls are named o<i>-<field> like the pool page's, so that an error
 // at origins[1].address lands beside that address.
 const origins = () => (o) => {
-  const draft = (o.origins || []).map((x) => ({ ...x }));
+  // host is the origin's Host header (header.Host), a column of its own.
+  const draft = (o.origins || []).map((x) => ({ ...x, host: x.header?.Host?.[0] ?? '' }));
   if (!draft.length) draft.push({ name: '', address: '', weight: 1, enabled: true });
   const tbody = el('tbody');
   const addBtn = el('button', { type: 'button', id: 'add-origin', text: 'Add origin' });
-  const cols = ['name', 'address', 'zone', 'weight'];
+  const cols = ['name', 'address', 'zone', 'weight', 'host'];
   function sync() {
     draft.forEach((x, i) => {
       for (const f of cols) x[f] = document.getElementById(`o${i}-${f}`)?.value ?? x[f];
@@ -150,6 +151,7 @@ const origins = () => (o) => {
         el('td', { 'data-label': 'address' }, inp('address', { placeholder: '192.0.2.1' })),
         el('td', { 'data-label': 'zone' }, inp('zone', { size: 8 })),
         el('td', { 'data-label': 'weight' }, inp('weight', { size: 5, inputmode: 'decimal' })),
+        el('td', { 'data-label': 'host' }, inp('host', { size: 12, placeholder: 'Host header' })),
         el('td', { 'data-label': 'enabled' }, field(`o${i}-enabled`, `Enabled: ${who}`, el('input', { type: 'checkbox', checked: x.enabled !== false }), { hideLabel: true })),
         el('td', {}, remove));
     }));
@@ -160,7 +162,17 @@ const origins = () => (o) => {
     el('thead', {}, el('tr', {}, [...cols, 'enabled', ''].map((t) => el('th', { scope: 'col', text: t })))), tbody), addBtn);
   return {
     path: 'origins', label: 'Origins', control, group: true,
-    read: () => { sync(); return draft.map((x) => { const out = { ...x, weight: num(x.weight) }; if (!out.zone) delete out.zone; return out; }); },
+    read: () => {
+      sync();
+      return draft.map((x) => {
+        const { host, ...out } = { ...x, weight: num(x.weight) };
+        if (!out.zone) delete out.zone;
+        const header = { ...(out.header || {}) };
+        if ((host || '').trim()) header.Host = [host.trim()]; else delete header.Host;
+        if (Object.keys(header).length) out.header = header; else delete out.header;
+        return out;
+      });
+    },
   };
 };
 
@@ -183,6 +195,11 @@ export const KINDS = {
       area('nameservers', 'Nameservers', 'one a line: the names of the glbd nodes, as delegated', (v) => (v || []).join('\n'), lines, 2),
       text('soa.rname', 'Contact (SOA rname)', 'e.g. hostmaster.example.com'),
       number('ttl', 'TTL of static records (s)'),
+      text('soa.mname', 'Primary nameserver (SOA mname)', 'empty = the first nameserver'),
+      number('soa.refresh', 'SOA refresh (s)'),
+      number('soa.retry', 'SOA retry (s)'),
+      number('soa.expire', 'SOA expire (s)'),
+      number('soa.minimum', 'SOA minimum: TTL of negative answers (s)'),
       area('records', 'Static records', 'one a line, as in a zone file: name [ttl] TYPE content — e.g. "ns1.glb.example.com A 192.0.2.53"', showRecords,
         (v) => keepExtras(readRecords(v), obj0.records), 4),
       check('dnssec.enabled', 'Sign answers (DNSSEC)', 'online signing; the first key is made when this is saved, and its DS is shown on this page for the parent zone', false),
@@ -307,7 +324,7 @@ export async function editPage(arg) {
   }
   if (kind === 'pools' && !id) obj = { enabled: true, minimum_origins: 1, origin_steering: { policy: 'random' }, load_shedding: { default_percent: 0, default_policy: 'random' } };
   if (kind === 'monitors' && !id) obj = { type: 'http', method: 'GET', path: '/', expected_codes: '200', interval: 60, timeout: 5, retries: 2, consecutive_up: 0, consecutive_down: 0 };
-  if (kind === 'zones' && !id) obj = { ttl: 300 };
+  if (kind === 'zones' && !id) obj = { ttl: 300, soa: { refresh: 10000, retry: 2400, expire: 604800, minimum: 300 } };
   if (kind === 'load_balancers' && !id) obj = { ...obj, enabled: true, ttl: 30, steering_policy: 'off', location_strategy: { prefer_ecs: 'proximity' }, answers: 1,
     random_steering: { default_weight: 1 }, zonal_affinity: { spillover: 'ZONAL_AFFINITY_DISABLED', spillover_ratio: 0 }, all_down: { action: 'fallback' },
     safety: { min_serving_pools: 1, max_shifted_zones: 0 } };
@@ -337,8 +354,9 @@ export async function editPage(arg) {
     for (const c of form.querySelectorAll('[aria-invalid]')) c.removeAttribute('aria-invalid');
     const loose = [];
     for (const fe of errors || []) {
-      const m = /^origins\[(\d+)\]\.(name|address|zone|weight|enabled)/.exec(fe.path);
-      let slot = m && document.getElementById(`o${m[1]}-${m[2]}-error`), ctl = m && document.getElementById(`o${m[1]}-${m[2]}`), msg = fe.message;
+      const m = /^origins\[(\d+)\]\.(name|address|zone|weight|enabled|header)/.exec(fe.path);
+      const col = m && (m[2] === 'header' ? 'host' : m[2]);
+      let slot = m && document.getElementById(`o${m[1]}-${col}-error`), ctl = m && document.getElementById(`o${m[1]}-${col}`), msg = fe.message;
       if (!slot) {
         const f = fs.filter((f) => f.path && (fe.path === f.path || fe.path.startsWith(f.path + '.') || fe.path.startsWith(f.path + '[')))
           .sort((a, b) => b.path.length - a.path.length)[0];
