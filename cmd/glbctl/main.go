@@ -35,6 +35,7 @@ const usage = `glbctl manages a glb node's configuration through its REST API.
 Usage:
   glbctl apply -f FILE [--prune] [--dry-run] [--plan PLAN]
   glbctl diff -f FILE [--prune] [--plan PLAN]     exit 0: no differences, 1: differences, 2: trouble
+  glbctl test -t TESTS [-f FILE]                  policy tests: offline against FILE, else the --server's configuration; exit 1: a test failed
   glbctl export [-o yaml|json]
   glbctl get KIND [ID] [-o table|json|yaml]       KIND: zones, monitors, networks, pools, load_balancers
   glbctl explain LB --client IP [--ecs CIDR] [--type A|AAAA] [-o table|json]
@@ -64,6 +65,7 @@ type command func(ctx context.Context, args []string, env func(string) string, s
 var commands = map[string]command{
 	"apply":   runApply,
 	"diff":    runDiff,
+	"test":    runTest,
 	"export":  runExport,
 	"get":     runGet,
 	"explain": runExplain,
