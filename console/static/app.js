@@ -6,6 +6,7 @@ import { explainPage } from './explain.js';
 import { previewPage } from './preview.js';
 import { auditPage } from './audit.js';
 import { editPage, configPage } from './edit.js';
+import { tsigPage } from './tsig.js';
 
 const main = document.getElementById('main');
 const login = document.getElementById('login');
@@ -36,6 +37,7 @@ const pages = {
   audit: (arg) => auditPage(arg),
   config: () => configPage(),
   edit: (arg) => editPage(arg),
+  tsig: () => tsigPage(),
 };
 
 // The page shown: what redraws it, and a generation number so that a
