@@ -23,6 +23,7 @@ func (s *server) shiftRoutes(r chi.Router) {
 	r.Post(Prefix+"/shifts", s.startShift)
 	r.Get(Prefix+"/shifts/{id}", s.getShift)
 	r.Delete(Prefix+"/shifts/{id}", s.endShift)
+	r.Get(Prefix+"/safety", s.safety)
 }
 
 // withStatus returns the shift with its state at the server's clock.

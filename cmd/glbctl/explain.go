@@ -57,6 +57,10 @@ func printExplanation(w io.Writer, e *api.Explanation) {
 	}
 	fmt.Fprintf(w, "load balancer  %s (%s), steering %s, answers with %s, configuration revision %d\n",
 		d.LoadBalancer.ID, d.LoadBalancer.Name, policy, answers, e.Revision)
+	for _, h := range d.Safety {
+		// Broken by health after a shift started: not refused then.
+		fmt.Fprintf(w, "SAFETY         rule %s no longer holds: %s (%d)\n", h.Rule, h.Message, h.Minimum)
+	}
 	query := "client " + e.Client
 	if e.ECS != "" {
 		query += ", ECS " + e.ECS

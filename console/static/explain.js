@@ -59,7 +59,11 @@ export async function explainPage(arg = '') {
 function drawExplain(x) {
   const d = x.decision, c = d.client, a = d.zonal_affinity;
   const set = (n, v) => el('li', {}, el('strong', { text: n + ': ' }), el('span', { id: 'x-set-' + n, text: (v || []).join(', ') || '∅' }));
-  return el('ol', { class: 'steps' },
+  // Safety rules a health change broke after a shift started: not
+  // refused then, shown now.
+  const safety = (d.safety || []).length ? el('p', { id: 'x-safety', class: 'problem-text' },
+    el('strong', { text: 'Safety rule no longer holds: ' }), d.safety.map((h) => `${h.rule}: ${h.message} (${h.minimum})`).join('; ')) : '';
+  return el('div', {}, safety, el('ol', { class: 'steps' },
     el('li', {}, el('strong', { text: 'Location. ' }), `Located by ${x.located_by}: `,
       el('span', { id: 'x-location', text: c.known ? [c.zone && `zone ${c.zone}`, c.region && `region ${c.region}`, c.country, c.subdivision, c.continent].filter(Boolean).join(' · ') : 'unknown' }),
       c.subnet ? ` (network ${c.subnet})` : '',
@@ -89,5 +93,5 @@ function drawExplain(x) {
     el('li', {}, el('strong', { text: 'ECS scope: ' }), el('span', { id: 'x-scope', text: String(d.ecs_scope) }),
       !d.location_dependent ? ' (the same answer everywhere)'
         : d.ecs_scope ? ` (the answer depends on the location; resolvers may reuse it within a /${d.ecs_scope})`
-          : ' (the answer depends on the location; the query carried no ECS subnet, so no scope is echoed)'));
+          : ' (the answer depends on the location; the query carried no ECS subnet, so no scope is echoed)')));
 }

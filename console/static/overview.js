@@ -102,8 +102,10 @@ async function firstSteps() {
 // overview: every load balancer with its policy, its pools in order, the
 // pool answering now and the health of each; problems first.
 export async function overview() {
-  const [lbs, ps, shifts] = await Promise.all([list('load_balancers'), list('pools'),
-    call('GET', '/shifts?status=active,scheduled&per_page=1000').then((r) => r.data)]);
+  const [lbs, ps, shifts, safety] = await Promise.all([list('load_balancers'), list('pools'),
+    call('GET', '/shifts?status=active,scheduled&per_page=1000').then((r) => r.data),
+    // Safety rules that health changes broke after a shift started.
+    call('GET', '/safety').then((r) => r.data, () => [])]);
   // A pool shifted for a load balancer does not serve it.
   const active = shifts.filter((sh) => sh.status === 'active');
   const shiftedFor = (lb, id) => active.some((sh) => sh.target.pool === id && (!(sh.load_balancers || []).length || sh.load_balancers.includes(lb.id)));
@@ -116,7 +118,8 @@ export async function overview() {
     const ok = (id) => byID.get(id)?.enabled !== false && hs.get(id)?.healthy !== false && !shiftedFor(lb, id);
     const now = lb.default_pools.find(ok) || lb.fallback_pool;
     const policy = policyName(lb);
-    const problem = lb.enabled !== false && order.some((id) => !ok(id) || (hs.get(id)?.origins || []).some((o) => o.healthy === false));
+    const broken = safety.filter((h) => h.load_balancer === lb.id);
+    const problem = broken.length > 0 || lb.enabled !== false && order.some((id) => !ok(id) || (hs.get(id)?.origins || []).some((o) => o.healthy === false));
     const role = (id) => {
       if (lb.default_pools.includes(id)) return String(lb.default_pools.indexOf(id) + 1);
       if (id === lb.fallback_pool) return 'fallback';
@@ -129,7 +132,7 @@ export async function overview() {
       return el('tr', { class: id === now ? 'answering' : null, 'data-pool': p?.name || id },
         el('td', { 'data-label': 'order', text: role(id) }),
         el('td', { 'data-label': 'pool' }, el('a', { href: `#pool/${id}`, text: p?.name || id })),
-        el('td', { 'data-label': 'health' }, p?.enabled === false ? el('span', { class: 'down', text: 'disabled' }) : health(h?.healthy, !p?.monitor),
+        el('td', { 'data-label': 'health' }, p?.enabled === false ? el('span', { class: 'down', text: 'disabled' }) : health(h?.healthy, !p?.monitor && !p?.monitors?.length),
           shiftedFor(lb, id) ? el('span', { class: 'down shifted', text: ' shifted away' }) : '',
           id === now ? el('strong', { text: steered(policy) ? ' ← answering unmapped clients now' : ' ← answering now' }) : ''),
         el('td', { 'data-label': 'origins' }, el('ul', { class: 'plain' }, origins)));
@@ -138,6 +141,7 @@ export async function overview() {
       el('h2', { text: lb.name }),
       el('p', { class: 'muted', text: `steering ${policy}${policy === 'off' ? ' (default pools in order)' : ''}${lb.enabled === false ? ' · disabled' : ''}` }),
       problem ? el('p', { class: 'problem-text', text: `Problem: ${problemText(order, ok, hs, byID)}` }) : '',
+      broken.map((h) => el('p', { class: 'problem-text', 'data-safety': h.rule, text: `Safety rule ${h.rule} no longer holds: ${h.message} (${h.minimum})` })),
       el('table', { class: 'stack' },
         el('thead', {}, el('tr', {}, ['order', 'pool', 'health', 'origins'].map((t) => el('th', { scope: 'col', text: t })))),
         el('tbody', {}, rows)),
@@ -150,7 +154,7 @@ export async function overview() {
   if (!cards.length) nodes.push(await firstSteps());
   const notice = takeFlash();
   if (notice) nodes.splice(1, 0, el('p', { class: 'notice', id: 'flash', role: 'status', text: notice }));
-  return { nodes, key: JSON.stringify([lbs, ps, shifts.map((sh) => [sh.id, sh.status, sh.revision]), [...hs].map(([id, h]) => [id, h.healthy, h.origins.map((o) => [o.name, o.address, o.healthy, o.reason, o.state])]), [...maps]]),
+  return { nodes, key: JSON.stringify([lbs, ps, safety, shifts.map((sh) => [sh.id, sh.status, sh.revision]), [...hs].map(([id, h]) => [id, h.healthy, h.origins.map((o) => [o.name, o.address, o.healthy, o.reason, o.state])]), [...maps]]),
     refresh: () => 'rerender',
     bind: (draw) => { redraw = () => draw(() => overview(), null); tick(redraw); } };
 }
