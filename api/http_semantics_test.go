@@ -106,7 +106,7 @@ func documentedGETs(t *testing.T, f fixture) []string {
 // §9.3.2), on the probes and /metrics too.
 func TestHEADOnEveryGETRoute(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
+	e := previewEnv(t, nil) // a steering snapshot: /safety judges with one
 	paths := documentedGETs(t, e.fixture())
 	if len(paths) < 5*2+6 {
 		t.Fatalf("%d GET routes documented: %v", len(paths), paths)
