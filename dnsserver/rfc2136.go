@@ -113,7 +113,7 @@ func (s *Server) update(b *builder, msg []byte) []byte {
 // applyUpdate checks the TSIG, then runs the update against the store.
 func (s *Server) applyUpdate(ctx context.Context, req *dns.Msg, raw []byte, now time.Time) (tsigCheck, *refusal) {
 	st := s.cfg.Updates
-	tc, err := checkTSIG(ctx, st, req, raw)
+	tc, err := checkTSIG(ctx, st, &s.replays, req, raw, now)
 	if err != nil {
 		s.log.Warn("update: TSIG key lookup", "err", err)
 		return tsigCheck{}, refuse(rcodeServFail, edeOther, "the store did not answer")

@@ -66,6 +66,8 @@ type Server struct {
 	live       atomic.Pointer[live]
 	sigs       *dnssec.Cache
 	sigMetrics *signingMetrics
+	// replays holds the MACs of recent signed UPDATEs (tsig_replay.go).
+	replays replayCache
 
 	pubMu sync.Mutex
 

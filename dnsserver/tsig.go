@@ -36,7 +36,9 @@ func (c *tsigCheck) signed() bool { return c.rr != nil && c.err == 0 }
 // its time, in that order (§5.2: the time is checked only once the MAC
 // is good, so that an unsigned forgery learns nothing of our clock).
 // A store that does not answer is an error: SERVFAIL, nothing decided.
-func checkTSIG(ctx context.Context, keys UpdateStore, req *dns.Msg, raw []byte) (tsigCheck, error) {
+// A message whose MAC and time check out but that seen has met before is
+// a replay: BADTIME (tsig_replay.go). seen may be nil.
+func checkTSIG(ctx context.Context, keys UpdateStore, seen *replayCache, req *dns.Msg, raw []byte, now time.Time) (tsigCheck, error) {
 	t := req.IsTsig()
 	if t == nil {
 		return tsigCheck{}, nil
@@ -58,6 +60,9 @@ func checkTSIG(ctx context.Context, keys UpdateStore, req *dns.Msg, raw []byte) 
 	}
 	switch err := dns.TsigVerify(raw, k.Secret, "", false); {
 	case err == nil:
+		if seen != nil && !seen.first(k.Name, strings.ToLower(t.MAC), int64(t.TimeSigned)+int64(t.Fudge), now) {
+			c.err = dns.RcodeBadTime
+		}
 	case errors.Is(err, dns.ErrTime):
 		c.err = dns.RcodeBadTime
 	default:
