@@ -1,13 +1,18 @@
 package dnsserver
 
 import (
+	"context"
+	"log/slog"
+	"net"
 	"net/netip"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/glb-dns/glb/dnsserver/tap"
 	"github.com/glb-dns/glb/pools"
 )
 
@@ -68,10 +73,45 @@ func controlledConfig() *pools.Config {
 	return cfg
 }
 
+// stuckTap is a dnstap output of every exchange to a reader that accepts
+// and never reads: once its ring is full, each query pays for a drop.
+func stuckTap(b *testing.B) *tap.Tap {
+	sock := filepath.Join(b.TempDir(), "stuck.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			b.Cleanup(func() { c.Close() })
+		}
+	}()
+	t, err := tap.New(tap.Config{Address: "unix:" + sock, Sample: 1, Slots: 64})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		t.Close(ctx)
+	})
+	return t
+}
+
 func BenchmarkHandler(b *testing.B) {
 	s := newTestServer(b, prometheus.NewRegistry())
 	controlled := newTestServer(b, prometheus.NewRegistry())
 	controlled.Publish(compileTest(b, controlledConfig()))
+	tapped, err := New(Config{Addr: "127.0.0.1:0", Registerer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler), Tap: stuckTap(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tapped.Publish(compileTest(b, testConfig()))
 	src := netip.MustParseAddr("127.0.0.1")
 	for _, bc := range []struct {
 		name, qname string
@@ -84,6 +124,8 @@ func BenchmarkHandler(b *testing.B) {
 		// Shifts and shedding configured on the pool that answers.
 		{"lb-geo-zonal-ecs-controlled", "lb-geo.glb.example.com.", dns.TypeA, "198.51.100.0/24", controlled},
 		{"lb-https-geo-zonal-ecs", "lb-https.glb.example.com.", dns.TypeHTTPS, "198.51.100.0/24", s},
+		// Every exchange offered to dnstap, whose reader never reads.
+		{"lb-geo-zonal-ecs-tap-stuck", "lb-geo.glb.example.com.", dns.TypeA, "198.51.100.0/24", tapped},
 	} {
 		q := benchQueryType(b, bc.qname, bc.qtype, bc.ecs)
 		s := bc.s

@@ -29,6 +29,8 @@ type worker struct {
 	// Decide's working memory, which a fresh one would zero every time.
 	// An HTTPS query decides both families, [0] for A and [1] for AAAA.
 	ans [2]steering.Answer
+	// tapped counts queries towards the dnstap sample (tap.Offer).
+	tapped uint32
 }
 
 func newWorker() *worker {
@@ -71,6 +73,9 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 			reply = s.limit(b, src, uint32(now.UnixMilli()), reply)
 		}
 		s.metrics.query(r.qtype, b.rcode, b.truncated, w.sampled(now))
+		if s.cfg.Tap != nil && reply != nil {
+			s.cfg.Tap.Offer(&w.tapped, msg, reply, src, tcp, now)
+		}
 	}()
 	b.start()
 	if r.opcode == opcodeUpdate && s.cfg.Updates != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/glb-dns/glb/dnsserver/dnssec"
+	"github.com/glb-dns/glb/dnsserver/tap"
 )
 
 // Config configures a Server.
@@ -53,6 +54,9 @@ type Config struct {
 	// Updates takes RFC 2136 UPDATE messages signed with a TSIG key
 	// (rfc2136.go); nil answers them NOTIMP like any opcode but QUERY.
 	Updates UpdateStore
+	// Tap sends a sample of the exchanges as dnstap messages; nil taps
+	// nothing.
+	Tap *tap.Tap
 }
 
 // Server is an authoritative DNS server answering from the snapshot last

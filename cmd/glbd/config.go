@@ -32,6 +32,10 @@ type Config struct {
 	NSID string
 	// VersionString answers CHAOS TXT version.bind.; empty = REFUSED.
 	VersionString string
+	// DNSTap is where a sample of the exchanges goes as dnstap messages
+	// (unix:PATH or tcp:IP:PORT); empty = off. DNSTapSample keeps one in N.
+	DNSTap       string
+	DNSTapSample int
 	// RRL is response rate limiting (--rrl-*); rate 0 = off, the default.
 	RRL dnsserver.RRLConfig
 	// APIListen is the address of the REST API, /healthz, /readyz and

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/glb-dns/glb/dnsserver"
+	"github.com/glb-dns/glb/dnsserver/tap"
 )
 
 // edgeFlags are the flags of a DNS server on the public internet: its
@@ -36,6 +37,8 @@ func edgeFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after func
 	intVar(&c.UDPSockets, "udp-sockets", 0, "SO_REUSEPORT UDP sockets per DNS listen address, each answered by its own loop; 0 = two per CPU the runtime uses (GOMAXPROCS), one on a single CPU")
 	strVar(&c.NSID, "nsid", "identity sent in NSID and CHAOS TXT id.server.; default the node name; --nsid= turns it off")
 	strVar(&c.VersionString, "version-string", "version told to CHAOS TXT version.bind.; empty = REFUSED")
+	strVar(&c.DNSTap, "dnstap", "send a sample of queries and their replies as dnstap messages to unix:/path/to/socket or tcp:IP:PORT (lossy: a slow reader loses messages, never slows answers); empty = off")
+	intVar(&c.DNSTapSample, "dnstap-sample", 1, "send one exchange in N to --dnstap")
 	return func() error {
 		set := env(envName("nsid")) != ""
 		fs.Visit(func(f *flag.Flag) { set = set || f.Name == "nsid" })
@@ -76,6 +79,14 @@ func (c *Config) validateEdge() []error {
 			errs = append(errs, fmt.Errorf("--dns-listen: %s given twice", a))
 		}
 		seen[a] = true
+	}
+	if c.DNSTap != "" {
+		if _, err := tap.ParseAddress(c.DNSTap); err != nil {
+			errs = append(errs, fmt.Errorf("--dnstap: %w", err))
+		}
+	}
+	if c.DNSTapSample < 1 {
+		errs = append(errs, fmt.Errorf("--dnstap-sample %d: want 1 (every exchange) or more", c.DNSTapSample))
 	}
 	r := c.RRL
 	if c.UDPSockets < 0 || c.UDPSockets > 1024 {

@@ -10,8 +10,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/glb-dns/glb/dnsserver"
+	"github.com/glb-dns/glb/dnsserver/tap"
 	"github.com/glb-dns/glb/dnsserver/xdp"
 	"github.com/glb-dns/glb/geodata"
+	"github.com/glb-dns/glb/internal/version"
 )
 
 // dnsService is the DNS servers as the node drives them: one per listen
@@ -19,6 +21,7 @@ import (
 type dnsService struct {
 	srvs []*dnsserver.Server
 	xdp  []*xdp.Path
+	tap  *tap.Tap // nil without --dnstap
 	geo  *geodata.Resolver
 	log  *slog.Logger
 	// last is the DNS snapshot last published; the next is built from it
@@ -29,6 +32,14 @@ type dnsService struct {
 // updates takes the RFC 2136 UPDATEs (the store; nil: NOTIMP).
 func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog.Logger, reg prometheus.Registerer, updates dnsserver.UpdateStore) (*dnsService, error) {
 	d := &dnsService{geo: geo, log: log}
+	if cfg.DNSTap != "" {
+		t, err := tap.New(tap.Config{Address: cfg.DNSTap, Sample: cfg.DNSTapSample, Identity: cfg.Node,
+			Version: "glb " + version.String(), Logger: log, Registerer: reg})
+		if err != nil {
+			return nil, err
+		}
+		d.tap = t
+	}
 	addrs := dnsListenAddrs(cfg.DNSListen)
 	for _, addr := range addrs {
 		r := reg
@@ -38,7 +49,7 @@ func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog
 			r = prometheus.WrapRegistererWith(prometheus.Labels{"listener": addr}, reg)
 		}
 		srv, err := dnsserver.New(dnsserver.Config{Addr: addr, UDPSockets: cfg.UDPSockets, Registerer: r, Logger: log,
-			NSID: cfg.NSID, VersionString: cfg.VersionString, RRL: cfg.RRL, Updates: updates})
+			NSID: cfg.NSID, VersionString: cfg.VersionString, RRL: cfg.RRL, Updates: updates, Tap: d.tap})
 		if err == nil {
 			err = srv.Start(ctx)
 		}
@@ -114,5 +125,8 @@ func (d *dnsService) shutdown() {
 	defer cancel()
 	for _, srv := range d.srvs {
 		_ = srv.Shutdown(ctx)
+	}
+	if err := d.tap.Close(ctx); err != nil {
+		d.log.Warn("dnstap", "err", err)
 	}
 }
