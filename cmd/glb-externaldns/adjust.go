@@ -12,13 +12,23 @@ import (
 // default left out. A value that does not parse is kept as it came:
 // ApplyChanges refuses it and says why, where a silent drop would hide
 // the mistake. Targets are sorted, as Records reports them.
+//
+// A load-balanced endpoint whose name has an operator's load balancer
+// loses its TTL: that TTL is the operator's and ApplyChanges leaves it, so
+// asking for another would plan the same update at every sync.
 func (p *provider) AdjustEndpoints(eps []*endpoint) []*endpoint {
 	if eps == nil {
 		eps = []*endpoint{}
 	}
+	p.mu.Lock()
+	operators := p.operatorLBs
+	p.mu.Unlock()
 	for _, e := range eps {
 		e.DNSName = canonicalName(e.DNSName)
 		slices.Sort(e.Targets)
+		if e.SetIdentifier != "" && operators[e.DNSName] && (e.RecordType == "A" || e.RecordType == "AAAA") {
+			e.RecordTTL = 0
+		}
 		var props []property
 		for _, pr := range e.ProviderSpecific {
 			v := strings.TrimSpace(pr.Value)

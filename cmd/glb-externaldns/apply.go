@@ -136,9 +136,11 @@ type writes struct{ n, retries atomic.Int64 }
 type target struct {
 	poolID  string
 	monitor string
-	region  string
-	weight  float64
-	ttl     uint32
+	// monitorGiven says the endpoint named the monitor (glb-monitor).
+	monitorGiven bool
+	region       string
+	weight       float64
+	ttl          uint32
 }
 
 func (p *provider) targetOf(sc *setChange, cur *glbPool) (target, error) {
@@ -151,9 +153,10 @@ func (p *provider) targetOf(sc *setChange, cur *glbPool) (target, error) {
 		}
 	}
 	if given == nil {
-		// Only removals: the origins stay where they are.
+		// Only removals: the origins stay where they are, under the
+		// monitor they have.
 		if cur != nil {
-			t.poolID = cur.ID
+			t.poolID, t.monitor = cur.ID, cur.Monitor
 		}
 		return t, nil
 	}
@@ -167,7 +170,7 @@ func (p *provider) targetOf(sc *setChange, cur *glbPool) (target, error) {
 				t.poolID = pr.Value
 			}
 		case propMonitor:
-			t.monitor = pr.Value
+			t.monitor, t.monitorGiven = pr.Value, true
 		case propRegion:
 			if !pools.IsRegion(pr.Value) {
 				bad = append(bad, fmt.Sprintf("%s %q: one of %s", pr.Name, pr.Value, strings.Join(pools.Regions, ", ")))
@@ -195,6 +198,30 @@ func (p *provider) targetOf(sc *setChange, cur *glbPool) (target, error) {
 		return t, errors.New(strings.Join(bad, "; "))
 	}
 	return t, nil
+}
+
+// checkMonitor refuses a monitor glb does not have, and a glb-monitor
+// for a pool an operator made (its monitors are the operator's), rather
+// than make a pool that is never checked or drop the annotation unsaid.
+func (p *provider) checkMonitor(st *state, t target) error {
+	if t.monitor == "" {
+		return nil
+	}
+	from := "--monitor"
+	if t.monitorGiven {
+		from = propMonitor + " (annotation external-dns.alpha.kubernetes.io/webhook-glb-monitor)"
+	}
+	if !slices.Contains(st.monitors, t.monitor) {
+		known := "glb has none"
+		if len(st.monitors) > 0 {
+			known = "glb has " + strings.Join(st.monitors, ", ")
+		}
+		return fmt.Errorf("%s %q: no such monitor (%s)", from, t.monitor, known)
+	}
+	if pl := st.pool(t.poolID); t.monitorGiven && pl != nil && pl.Owner != p.tag() {
+		return fmt.Errorf("%s %q: pool %s was made by someone else (owner %q), whose monitors are theirs; drop the annotation, or let the cluster have a pool of its own", from, t.monitor, pl.ID, pl.Owner)
+	}
+	return nil
 }
 
 func validID(s string) bool {
@@ -230,6 +257,9 @@ func (p *provider) applySet(ctx context.Context, st *state, sc *setChange, w *wr
 	cur := p.currentPool(st, sc.key)
 	t, err := p.targetOf(sc, cur)
 	if err != nil {
+		return err
+	}
+	if err := p.checkMonitor(st, t); err != nil {
 		return err
 	}
 	have := ours{weight: 1}

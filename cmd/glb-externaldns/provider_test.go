@@ -443,3 +443,104 @@ func TestConfig(t *testing.T) {
 		}
 	}
 }
+
+// webhook/glb-monitor gives the cluster's pool its monitor; a monitor glb
+// does not have, from the annotation or from --monitor, is refused by
+// name, and so is the annotation on a pool an operator made, whose
+// monitors are the operator's.
+func TestMonitorAnnotation(t *testing.T) {
+	t.Parallel()
+	n := startNode(t)
+	n.must(http.MethodPost, "/monitors", map[string]any{"id": "http", "type": "http"}, "")
+	n.must(http.MethodPost, "/monitors", map[string]any{"id": "tcp", "type": "tcp", "port": 443}, "")
+	n.must(http.MethodPost, "/pools", map[string]any{"id": "edge", "name": "edge", "monitor": "http",
+		"origins": []any{map[string]any{"name": "dc1", "address": "203.0.113.1"}}}, "")
+	a := n.provider("eu")
+	a.monitor = "http"
+	good := ep("good.glb.test", "A", "eu", "192.0.2.1")
+	good.ProviderSpecific = []property{{propMonitor, "tcp"}}
+	typo := ep("typo.glb.test", "A", "eu", "192.0.2.2")
+	typo.ProviderSpecific = []property{{propMonitor, "tpc"}}
+	theirs := ep("theirs.glb.test", "A", "eu", "192.0.2.3")
+	theirs.ProviderSpecific = []property{{propPool, "edge"}, {propMonitor, "tcp"}}
+	err := a.ApplyChanges(context.Background(), &changes{Create: []*endpoint{good, typo, theirs}})
+	if err == nil {
+		t.Fatal("an unknown monitor and a monitor for an operator's pool were accepted")
+	}
+	for _, want := range []string{`webhook/glb-monitor (annotation external-dns.alpha.kubernetes.io/webhook-glb-monitor) "tpc": no such monitor (glb has http, tcp)`,
+		`"tcp": pool edge was made by someone else`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not say %q:\n%v", want, err)
+		}
+	}
+	if pool := n.must(http.MethodGet, "/pools/"+poolIDFor("eu", "good.glb.test", "eu"), nil, ""); pool["monitor"] != "tcp" {
+		t.Errorf("good's pool monitor %v, want tcp", pool["monitor"])
+	}
+	if lbs := n.lbs(); lbs["typo.glb.test"] != nil || lbs["theirs.glb.test"] != nil {
+		t.Errorf("load balancers made for refused endpoints: %v", lbs)
+	}
+	if pool := n.must(http.MethodGet, "/pools/edge", nil, ""); pool["monitor"] != "http" || len(pool["origins"].([]any)) != 1 {
+		t.Errorf("operator's pool changed: monitor %v origins %v", pool["monitor"], pool["origins"])
+	}
+
+	// The provider's default, when glb lacks it, is refused naming the flag.
+	b := n.provider("us")
+	b.monitor = "gone"
+	err = b.ApplyChanges(context.Background(), &changes{Create: []*endpoint{ep("b.glb.test", "A", "us", "192.0.2.9")}})
+	if err == nil || !strings.Contains(err.Error(), `--monitor "gone": no such monitor`) {
+		t.Errorf("an unknown --monitor: %v", err)
+	}
+
+	// Removing the AAAA half of an endpoint keeps the monitor the A half
+	// named.
+	dual := ep("dual.glb.test", "A", "eu", "192.0.2.4")
+	dual.ProviderSpecific = []property{{propMonitor, "tcp"}}
+	dual6 := ep("dual.glb.test", "AAAA", "eu", "2001:db8::4")
+	dual6.ProviderSpecific = dual.ProviderSpecific
+	apply(t, a, changes{Create: []*endpoint{dual, dual6}})
+	apply(t, a, changes{Delete: []*endpoint{dual6}})
+	if pool := n.must(http.MethodGet, "/pools/"+poolIDFor("eu", "dual.glb.test", "eu"), nil, ""); pool["monitor"] != "tcp" || len(pool["origins"].([]any)) != 1 {
+		t.Errorf("after the AAAA left: monitor %v origins %v", pool["monitor"], pool["origins"])
+	}
+}
+
+// The TTL of a load balancer the provider made follows the endpoints';
+// an operator's load balancer keeps the operator's, and endpoints asking
+// for another plan no update there (AdjustEndpoints drops their TTL).
+func TestTTLOwnership(t *testing.T) {
+	t.Parallel()
+	n := startNode(t)
+	a := n.provider("eu")
+	withTTL := func(e *endpoint, ttl int64) *endpoint { e.RecordTTL = ttl; return e }
+
+	// Made by the provider: the endpoint's TTL, and its changes.
+	apply(t, a, changes{Create: []*endpoint{withTTL(ep("made.glb.test", "A", "eu", "192.0.2.1"), 30)}})
+	if lb := n.lbs()["made.glb.test"]; lb["ttl"] != float64(30) {
+		t.Fatalf("made load balancer's ttl %v, want the endpoint's 30", lb["ttl"])
+	}
+	cur := records(t, a)
+	adjusted := a.AdjustEndpoints([]*endpoint{withTTL(ep("made.glb.test", "A", "eu", "192.0.2.1"), 60)})
+	if adjusted[0].RecordTTL != 60 {
+		t.Fatalf("AdjustEndpoints changed the TTL of the provider's load balancer: %d", adjusted[0].RecordTTL)
+	}
+	apply(t, a, changes{UpdateOld: cur, UpdateNew: adjusted})
+	if lb := n.lbs()["made.glb.test"]; lb["ttl"] != float64(60) {
+		t.Errorf("made load balancer's ttl %v after the endpoint asked 60", lb["ttl"])
+	}
+
+	// The operator's: its TTL stays, and the desired TTL is dropped so
+	// that the plan has nothing to update.
+	n.must(http.MethodPost, "/pools", map[string]any{"id": "onprem", "name": "onprem",
+		"origins": []any{map[string]any{"name": "dc1", "address": "203.0.113.1"}}}, "")
+	n.must(http.MethodPost, "/load_balancers", map[string]any{"id": "ops", "zone": n.zone, "name": "ops.glb.test",
+		"default_pools": []string{"onprem"}, "fallback_pool": "onprem", "ttl": 5}, "")
+	records(t, a)
+	desired := a.AdjustEndpoints([]*endpoint{withTTL(ep("ops.glb.test", "A", "eu", "192.0.2.2"), 60)})
+	if desired[0].RecordTTL != 0 {
+		t.Errorf("AdjustEndpoints kept TTL %d for an operator's load balancer", desired[0].RecordTTL)
+	}
+	apply(t, a, changes{Create: []*endpoint{withTTL(ep("ops.glb.test", "A", "eu", "192.0.2.2"), 60)}})
+	if lb := n.lbs()["ops.glb.test"]; lb["ttl"] != float64(5) || !slices.Contains(strs(lb["default_pools"]), poolIDFor("eu", "ops.glb.test", "eu")) {
+		t.Errorf("operator's load balancer: ttl %v (want 5), default pools %v", lb["ttl"], lb["default_pools"])
+	}
+}

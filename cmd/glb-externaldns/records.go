@@ -62,6 +62,9 @@ type state struct {
 	mu    sync.Mutex
 	lbs   map[string]*glbLB
 	pools map[string]*glbPool
+	// monitors are the ids of glb's monitors, so that a pool is never
+	// asked for one glb does not have.
+	monitors []string
 }
 
 func (s *state) lb(name string) *glbLB {
@@ -106,10 +109,20 @@ func (p *provider) load(ctx context.Context) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
+	ms, err := list[struct {
+		ID string `json:"id"`
+	}](ctx, p.cl, "monitors")
+	if err != nil {
+		return nil, err
+	}
 	st := &state{lbs: lbs, pools: make(map[string]*glbPool, len(ps))}
 	for _, pl := range ps {
 		st.pools[pl.ID] = pl
 	}
+	for _, m := range ms {
+		st.monitors = append(st.monitors, m.ID)
+	}
+	slices.Sort(st.monitors)
 	return st, nil
 }
 
@@ -193,6 +206,15 @@ func (p *provider) Records(ctx context.Context) ([]*endpoint, error) {
 		return nil, err
 	}
 	out := []*endpoint{}
+	operators := map[string]bool{}
+	for _, lb := range st.lbs {
+		if lb.Owner != lbOwner {
+			operators[lb.Name] = true
+		}
+	}
+	p.mu.Lock()
+	p.operatorLBs = operators
+	p.mu.Unlock()
 	for _, lb := range st.lbs {
 		seen := map[string]bool{}
 		for _, id := range lb.DefaultPools {

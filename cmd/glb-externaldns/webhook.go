@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -18,6 +19,12 @@ type provider struct {
 	owner    string
 	monitor  string // default monitor of the pools it makes
 	log      *slog.Logger
+
+	mu sync.Mutex
+	// operatorLBs are the names whose load balancer an operator made, as
+	// the last Records read them: their TTL is the operator's, so
+	// AdjustEndpoints drops the TTL the endpoints ask for there.
+	operatorLBs map[string]bool
 }
 
 // maxBody bounds a request from ExternalDNS: a plan of tens of thousands
