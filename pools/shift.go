@@ -298,6 +298,39 @@ type ShiftStore interface {
 	// RecordShiftExpiry audits that shift s reached its expiry, once
 	// however many nodes report it. DNS never waits for it.
 	RecordShiftExpiry(ctx context.Context, s *Shift) error
+	// PruneShifts deletes the shifts that stopped being in force (ended
+	// or expired) before the given time, in one write that moves the
+	// revision only when it deletes something, and returns how many.
+	// Their start, end and expiry stay in the audit log.
+	PruneShifts(ctx context.Context, before time.Time) (int, error)
+}
+
+// ShiftRetention is how long a shift is kept after it stopped being in
+// force: listed as ended or expired, then pruned (its audit entries
+// stay, for the audit log's own retention).
+const ShiftRetention = 30 * 24 * time.Hour
+
+// PruneShiftsIn deletes inside tx the shifts of list that ended or
+// expired before before; rev is 0 when there were none.
+func PruneShiftsIn(tx Tx, list []Shift, before time.Time) (n int, rev int64, err error) {
+	var old []*Shift
+	for i := range list {
+		if sh := &list[i]; sh.End().Before(before) {
+			old = append(old, sh)
+		}
+	}
+	if len(old) == 0 {
+		return 0, 0, nil
+	}
+	if rev, err = tx.BumpRevision(); err != nil {
+		return 0, 0, err
+	}
+	for _, sh := range old {
+		if err := tx.Remove(sh); err != nil {
+			return 0, 0, err
+		}
+	}
+	return len(old), rev, nil
 }
 
 // ActionExpire is the audit action of a shift that reached its expiry;

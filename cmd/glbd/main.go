@@ -182,6 +182,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		errc <- httpSrv.Serve(ln)
 	}()
 	go pruneAudit(ctx, store, cfg.AuditRetention, log)
+	go pruneShifts(ctx, store, log)
 	go n.audit.run(ctx)
 	go geo.Run(ctx)
 	go func() { errc <- checker.Run(ctx) }()

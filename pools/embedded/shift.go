@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"context"
+	"time"
 
 	"go.etcd.io/bbolt"
 
@@ -73,4 +74,27 @@ func (s *Store) RecordShiftExpiry(ctx context.Context, sh *pools.Shift) error {
 		_, err := addEvent(tx, &ev, "")
 		return err
 	})
+}
+
+// PruneShifts deletes shifts no longer in force since before; see
+// pools.PruneShiftsIn.
+func (s *Store) PruneShifts(ctx context.Context, before time.Time) (int, error) {
+	var n int
+	var rev int64
+	err := s.batch(ctx, func(tx *bbolt.Tx) error {
+		var list []pools.Shift
+		if err := each(tx, pools.KindShift, func(o pools.Object) { list = append(list, *o.(*pools.Shift)) }); err != nil {
+			return err
+		}
+		var err error
+		n, rev, err = pools.PruneShiftsIn(txn{tx}, list, before)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	if rev > 0 {
+		s.watchers.Notify(pools.Change{Revision: rev})
+	}
+	return n, nil
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/glb-dns/glb/pools"
 )
@@ -56,4 +57,19 @@ func (s *Store) RecordShiftExpiry(ctx context.Context, sh *pools.Shift) error {
 		_, err = t.addEvent(&ev, "")
 		return err
 	})
+}
+
+// PruneShifts deletes shifts no longer in force since before; see
+// pools.PruneShiftsIn.
+func (s *Store) PruneShifts(ctx context.Context, before time.Time) (int, error) {
+	var n int
+	err := s.write(ctx, func(t *txn) error {
+		list, err := readAll[pools.Shift](t.ctx, t.tx, pools.KindShift)
+		if err != nil {
+			return err
+		}
+		n, _, err = pools.PruneShiftsIn(t, list, before)
+		return err
+	})
+	return n, err
 }

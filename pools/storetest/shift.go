@@ -111,3 +111,58 @@ func testShifts(t *testing.T, s pools.Store) {
 		t.Fatalf("expiry entry %+v", log.Items[0])
 	}
 }
+
+// testShiftPrune: pruning deletes exactly the shifts that stopped being in
+// force before the given time, in one revision that the change feed
+// carries as deletions; with nothing to prune it writes nothing.
+func testShiftPrune(t *testing.T, s pools.Store) {
+	c := ctx(t)
+	start := func(zone, d string) *pools.Shift {
+		sh := &pools.Shift{Target: pools.ShiftTarget{Zone: zone}, Reason: "r", Duration: d}
+		if err := sh.Prepare(time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		out, err := s.StartShift(c, sh, func([]pools.Shift) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	ended, kept := start("zone-1", "2h"), start("zone-2", "2h")
+	if _, err := s.EndShift(c, ended.ID); err != nil {
+		t.Fatal(err)
+	}
+	rev0, _ := s.Revision(c)
+	if n, err := s.PruneShifts(c, time.Now().Add(-time.Hour)); err != nil || n != 0 {
+		t.Fatalf("prune before anything ended: %d %v", n, err)
+	}
+	if rev, _ := s.Revision(c); rev != rev0 {
+		t.Fatalf("a prune with nothing to delete moved the revision %d → %d", rev0, rev)
+	}
+	if n, err := s.PruneShifts(c, time.Now().Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("prune an hour ahead: %d %v, want the ended shift only", n, err)
+	}
+	rev1, _ := s.Revision(c)
+	if rev1 != rev0+1 {
+		t.Errorf("prune moved the revision %d → %d, want one step", rev0, rev1)
+	}
+	cfg, err := s.Config(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Shifts) != 1 || cfg.Shifts[0].ID != kept.ID {
+		t.Errorf("shifts after the prune %+v, want only %s", cfg.Shifts, kept.ID)
+	}
+	if _, err := s.Get(c, pools.KindShift, ended.ID); !errors.Is(err, pools.ErrNotFound) {
+		t.Errorf("the pruned shift: %v, want not found", err)
+	}
+	if f, ok := s.(pools.ChangeFeed); ok {
+		cs, err := f.Changes(c, rev0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cs.Changes) != 1 || cs.Changes[0].ID != ended.ID || cs.Changes[0].Object != nil {
+			t.Errorf("change feed after the prune %+v, want the deletion of %s", cs.Changes, ended.ID)
+		}
+	}
+}

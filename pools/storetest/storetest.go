@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"ChangeFeed", testChanges},
 		{"CookieSecret", testCookieSecret},
 		{"Shifts", testShifts},
+		{"ShiftPrune", testShiftPrune},
 		{"MonitorGroups", testMonitorGroups},
 		{"NotifySubscriptions", testNotifySubscriptions},
 		{"NotifyOutbox", testNotifyOutbox},
