@@ -38,7 +38,7 @@ func TestConsoleTSIGKeys(t *testing.T) {
 	const admin = "tsig-console-admin"
 	g := startGlbd(t, "", "--api-token", admin)
 	g.token = admin
-	zoneFor(t, g)
+	zoneID := zoneFor(t, g)
 	reader := g.must("POST", "/api/v1/tokens", map[string]any{"name": "viewer", "scopes": []string{"read"}})["secret"].(string)
 	ui := g.api + "/ui/"
 	ctx := browserTab(t)
@@ -86,6 +86,14 @@ func TestConsoleTSIGKeys(t *testing.T) {
 	if got, _ := dig(t, g.dns, "_acme-challenge.www.glb.example.com", "TXT"); len(got) != 1 || got[0] != `"token"` {
 		t.Fatalf("after the command shown: TXT %v", got)
 	}
+	// A change elsewhere does not redraw the secret away: the card says
+	// the list is behind, and closing it redraws the list.
+	g.must("POST", "/api/v1/tsig_keys", map[string]any{"name": "made-elsewhere", "grants": []map[string]any{{"zone": zoneID, "name": "glb.example.com", "match": "subtree", "types": []string{"TXT"}}}})
+	var still string
+	drive(t, ctx, "change meanwhile", waitFor(`document.getElementById("k-stale") !== null`, 10*time.Second), chromedp.Value(`#k-secret-value`, &still))
+	if still != secret {
+		t.Fatalf("the secret on screen is %q after a change elsewhere, was %q", still, secret)
+	}
 	var sideways bool
 	drive(t, ctx, "phone width", chromedp.EmulateViewport(390, 844),
 		chromedp.Evaluate(`document.documentElement.scrollWidth > document.documentElement.clientWidth`, &sideways),
@@ -104,7 +112,8 @@ func TestConsoleTSIGKeys(t *testing.T) {
 	// The secret is gone once the page is drawn again.
 	var again bool
 	// The old table is marked, so that the wait is for the new drawing.
-	drive(t, ctx, "shown once", chromedp.Click(`#k-done`), chromedp.Evaluate(`document.getElementById("k-table").dataset.old = "1"`, nil),
+	drive(t, ctx, "closed: the list catches up", chromedp.Click(`#k-done`), chromedp.WaitVisible(`#k-table tr[data-key="made-elsewhere"]`))
+	drive(t, ctx, "shown once", chromedp.Evaluate(`document.getElementById("k-table").dataset.old = "1"`, nil),
 		chromedp.Navigate(ui+"#overview"), chromedp.Navigate(ui+"#tsig"),
 		waitFor(`document.querySelector("#k-table:not([data-old])") !== null`, 5*time.Second), chromedp.Evaluate(`document.body.innerText.includes(`+jsString(secret)+`)`, &again))
 	if again {

@@ -53,7 +53,9 @@ function copyButton(id, target, what) {
   return [b, said];
 }
 
-function secretCard(shown, zones) {
+// secretCard shows a new key's secret; done redraws the page once the
+// card is closed, when the keys changed while it was open.
+function secretCard(shown, zones, done) {
   const { key, secret } = shown;
   const cmd = nsupdateCommand(key, secret, zones);
   return el('section', { class: 'card secret', id: 'k-secret', 'aria-labelledby': 'k-secret-title' },
@@ -65,7 +67,12 @@ function secretCard(shown, zones) {
     el('p', {}, 'An update with this key, as nsupdate (bind9-dnsutils) sends it:'),
     el('pre', { id: 'k-nsupdate', class: 'command', tabindex: '0', 'aria-label': 'nsupdate command', text: cmd }),
     el('div', { class: 'actions' }, copyButton('k-copy-command', 'k-nsupdate', 'command'),
-      el('button', { type: 'button', id: 'k-done', text: 'I have copied it', onclick: (ev) => ev.target.closest('section').remove() })));
+      el('button', { type: 'button', id: 'k-done', text: 'I have copied it', onclick: (ev) => {
+        const card = ev.target.closest('section');
+        const stale = card.querySelector('#k-stale');
+        card.remove();
+        if (stale) done();
+      } })));
 }
 
 // grantRow is the editor of one grant; remove drops it from the form.
@@ -186,7 +193,7 @@ export async function tsigPage(state = {}) {
   const { revealed: shown, flash: notice } = state;
   let redraw = () => {};
   const nodes = [title];
-  if (shown) nodes.push(secretCard(shown, zones));
+  if (shown) nodes.push(secretCard(shown, zones, () => redraw({}, null)));
   if (notice) nodes.push(el('p', { class: 'notice', id: 'k-flash', role: 'status', text: notice }));
   nodes.push(el('p', { class: 'muted', text: 'A TSIG key signs DNS UPDATE messages (RFC 2136) from tools such as certbot, lego, cert-manager or ExternalDNS; each grant says which names and record types it may change.' }));
   nodes.push(el('section', { class: 'card', 'aria-label': 'Keys' }, el('h2', { text: 'Keys' }),
@@ -200,8 +207,17 @@ export async function tsigPage(state = {}) {
   return {
     nodes,
     key: JSON.stringify([keys, zones.map((z) => [z.id, z.name])]),
-    // A redraw would lose a secret on screen: none while one is shown.
-    refresh: () => (document.getElementById('k-secret') ? undefined : 'rerender'),
+    // A redraw would lose a secret on screen: none while one is shown;
+    // the card says the list is behind and redraws it when closed.
+    refresh: () => {
+      const card = document.getElementById('k-secret');
+      if (!card) return 'rerender';
+      if (!card.querySelector('#k-stale')) {
+        card.querySelector('.notice').after(el('p', { id: 'k-stale', class: 'notice', role: 'status',
+          text: 'The configuration changed meanwhile: the list below is redrawn once you close this.' }));
+      }
+      return undefined;
+    },
     bind: (draw) => {
       redraw = (st, focus) => draw(() => tsigPage(st), focus === 'secret' ? 'secret' : focus).then(() => {
         if (focus === 'secret') document.getElementById('k-secret-title')?.focus();
