@@ -133,3 +133,49 @@ func TestUpdateBuildsWhatCompileBuilds(t *testing.T) {
 		cfg, st, prev = &next, ust, got
 	}
 }
+
+// TestUpdateHTTPSInKeptZone: an https object given to or taken from a load
+// balancer, with its signed zone otherwise unchanged (the zone is kept),
+// changes what the name answers and its NSEC type bitmap as a full
+// compile would.
+func TestUpdateHTTPSInKeptZone(t *testing.T) {
+	cfg := signedConfig(t, nil)
+	st, err := steering.Compile(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev, err := Compile(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apex, _ := wireName("glb.example.com")
+	for _, step := range []struct {
+		lb    string
+		https *pools.HTTPSRecord
+	}{{"lb-geo", &pools.HTTPSRecord{ALPN: []string{"h3"}}}, {"lb-https", nil}} {
+		next := *cfg
+		next.Revision++
+		next.LoadBalancers = slices.Clone(next.LoadBalancers)
+		i := slices.IndexFunc(next.LoadBalancers, func(l pools.LoadBalancer) bool { return l.ID == step.lb })
+		next.LoadBalancers[i].HTTPS = step.https
+		next.LoadBalancers[i].Revision++
+		ust, err := steering.Update(st, &next, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Update(prev, ust, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Compile(ust, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, _ := wireName(step.lb + ".glb.example.com")
+		g, w := got.zones[string(apex)].nodes[string(name)], want.zones[string(apex)].nodes[string(name)]
+		if (g.https == nil) != (step.https == nil) || !slices.Equal(g.types, w.types) || slices.Contains(g.types, typeHTTPS) != (step.https != nil) {
+			t.Fatalf("%s with https %v: https %v, types %v; a full compile has types %v", step.lb, step.https, g.https, g.types, w.types)
+		}
+		cfg, st, prev = &next, ust, got
+	}
+}
