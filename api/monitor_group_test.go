@@ -70,4 +70,20 @@ func TestPoolHealthMonitorGroup(t *testing.T) {
 	if len(b.Monitors) != 2 || b.Monitors[0].State != api.StateNotChecked || b.Monitors[1].State != api.StateNotChecked {
 		t.Errorf("origin b, never checked: %+v", b.Monitors)
 	}
+
+	// A merge patch moves between the two spellings when it clears the
+	// one it leaves, and is refused when it would leave both.
+	p = e.do("PATCH", "/api/v1/pools/"+pool, map[string]any{"monitor": httpID}).problem(t, http.StatusBadRequest)
+	if len(p.Errors) != 1 || p.Errors[0].Path != "monitor" {
+		t.Errorf("monitor patched beside the group: %+v", p.Errors)
+	}
+	var one struct{ Result pools.Pool }
+	e.do("PATCH", "/api/v1/pools/"+pool, map[string]any{"monitor": httpID, "monitors": nil}).json(t, &one)
+	if one.Result.Monitor != httpID || one.Result.Monitors == nil || len(one.Result.Monitors) != 0 {
+		t.Errorf("group to single monitor: monitor %q, monitors %#v", one.Result.Monitor, one.Result.Monitors)
+	}
+	e.do("PATCH", "/api/v1/pools/"+pool, map[string]any{"monitor": nil, "monitors": []map[string]any{{"monitor": tcpID}}}).json(t, &one)
+	if one.Result.Monitor != "" || len(one.Result.Monitors) != 1 || one.Result.Monitors[0].Monitor != tcpID {
+		t.Errorf("single monitor to group: monitor %q, monitors %+v", one.Result.Monitor, one.Result.Monitors)
+	}
 }
