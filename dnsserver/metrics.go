@@ -64,6 +64,11 @@ type metrics struct {
 	allDown   *prometheus.CounterVec
 	tcpConns  prometheus.Gauge
 	snapshots prometheus.Counter
+	// udpBatched counts the UDP sockets the batched loop serves (the rest
+	// take one datagram per call); readerReplies the replies the batched
+	// loop sent through its reading socket, not a send-only twin.
+	udpBatched    prometheus.Gauge
+	readerReplies prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -110,6 +115,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Namespace: ns, Subsystem: sub, Name: "tcp_connections",
 			Help: "Open DNS TCP connections.",
 		}),
+		udpBatched: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Subsystem: sub, Name: "udp_batched_sockets",
+			Help: "UDP sockets answered in batches (recvmmsg/sendmmsg); the others take one datagram per system call.",
+		}),
+		readerReplies: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "udp_reader_replies_total",
+			Help: "Replies the batched UDP loop sent through the socket that read the query rather than its send-only twin (--udp-path reader, or no twin).",
+		}),
 		snapshots: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: ns, Subsystem: sub, Name: "snapshots_published_total",
 			Help: "Snapshots published to the DNS server.",
@@ -121,7 +134,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}
 	}
 	for _, c := range []prometheus.Collector{queries, m.duration, m.truncated, m.dropped, m.panics,
-		m.answers, m.fallback, m.failOpen, m.allDown, m.tcpConns, m.snapshots} {
+		m.answers, m.fallback, m.failOpen, m.allDown, m.tcpConns, m.snapshots, m.udpBatched, m.readerReplies} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -57,7 +57,24 @@ type Config struct {
 	// Tap sends a sample of the exchanges as dnstap messages; nil taps
 	// nothing.
 	Tap *tap.Tap
+	// UDPPath is how UDP sockets are read and answered: UDPBatched (the
+	// default), UDPReader or UDPPortable.
+	UDPPath string
 }
+
+// UDP paths (Config.UDPPath). Where the system has no batched calls
+// (recvmmsg and sendmmsg: Linux), every path is UDPPortable.
+const (
+	// UDPBatched reads and answers several datagrams per system call and
+	// sends through a send-only twin of each socket, so that reading and
+	// sending do not queue on one socket's lock.
+	UDPBatched = "batched"
+	// UDPReader is UDPBatched sending through the socket that read, for a
+	// kernel or sandbox that refuses the twins.
+	UDPReader = "reader"
+	// UDPPortable takes one datagram per system call.
+	UDPPortable = "portable"
+)
 
 // Server is an authoritative DNS server answering from the snapshot last
 // published. Queries are handled on the goroutine that read them, each
@@ -80,16 +97,7 @@ type Server struct {
 	// twins of the UDP sockets (udp_twin_linux.go); nil where there are none.
 	udpSend []int
 	tcp     net.Listener
-	// portableUDP makes every UDP socket use the one-packet-per-call
-	// loop even where a batched one exists (tests compare the two).
-	portableUDP bool
-	batchedUDP  atomic.Int32 // sockets served by the batched loop (tests)
-	// noTwins makes the batched loop send through its reading sockets
-	// (tests compare the two); readerSends counts the replies it sent
-	// that way (tests).
-	noTwins     bool
-	readerSends atomic.Int64
-	addr        netip.AddrPort
+	addr    netip.AddrPort
 
 	mu    sync.Mutex
 	conns map[net.Conn]*tcpConn
@@ -120,6 +128,13 @@ func defaultUDPSockets(procs int) int {
 
 // New validates cfg and registers the metrics. Nothing listens until Start.
 func New(cfg Config) (*Server, error) {
+	switch cfg.UDPPath {
+	case "":
+		cfg.UDPPath = UDPBatched
+	case UDPBatched, UDPReader, UDPPortable:
+	default:
+		return nil, fmt.Errorf("dnsserver: UDP path %q: want %s, %s or %s", cfg.UDPPath, UDPBatched, UDPReader, UDPPortable)
+	}
 	if cfg.UDPSockets <= 0 {
 		cfg.UDPSockets = defaultUDPSockets(runtime.GOMAXPROCS(0))
 	}
@@ -243,7 +258,7 @@ func (s *Server) bind(ctx context.Context, ap netip.AddrPort) error {
 			s.addr = c.LocalAddr().(*net.UDPAddr).AddrPort()
 		}
 	}
-	if !s.portableUDP && !s.noTwins {
+	if s.cfg.UDPPath == UDPBatched {
 		s.udpSend = sendTwins(s.udp)
 	}
 	l, err := lc.Listen(ctx, "tcp", s.addr.String())

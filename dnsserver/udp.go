@@ -11,7 +11,7 @@ func (s *Server) serveUDP(c *net.UDPConn, sendFD int) {
 	if sendFD >= 0 {
 		defer closeFDs([]int{sendFD})
 	}
-	if !s.portableUDP && s.serveUDPBatched(c, sendFD) {
+	if s.cfg.UDPPath != UDPPortable && s.serveUDPBatched(c, sendFD) {
 		return
 	}
 	s.serveUDPPortable(c)

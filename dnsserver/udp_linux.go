@@ -118,7 +118,7 @@ func (b *batchIO) flush(s *Server, rc syscall.RawConn, twin int) error {
 	if b.sent == b.nsend {
 		return nil
 	}
-	s.readerSends.Add(int64(b.nsend - b.sent))
+	s.metrics.readerReplies.Add(float64(b.nsend - b.sent))
 	return rc.Write(b.send)
 }
 
@@ -167,14 +167,14 @@ func (s *Server) serveUDPBatched(c *net.UDPConn, sendFD int) bool {
 	}
 	b := newBatchIO()
 	w := newWorker()
-	s.batchedUDP.Add(1)
+	s.metrics.udpBatched.Inc()
+	defer s.metrics.udpBatched.Dec()
 	for {
 		if err := rc.Read(b.recv); err != nil {
 			return true // closed
 		}
 		if b.rerr != 0 {
 			if b.rerr == unix.ENOSYS {
-				s.batchedUDP.Add(-1)
 				return false
 			}
 			continue

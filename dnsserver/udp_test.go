@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // udpPath is how a test server's UDP sockets answer.
@@ -29,12 +30,11 @@ const (
 // (the batched paths only where the system has them).
 func startUDPPath(t *testing.T, addr string, path udpPath) (netip.AddrPort, *Server) {
 	t.Helper()
-	s, err := New(Config{Addr: addr, UDPSockets: 2, Registerer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)})
+	s, err := New(Config{Addr: addr, UDPSockets: 2, Registerer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler),
+		UDPPath: map[udpPath]string{batched: UDPBatched, batchedNoTwins: UDPReader, portable: UDPPortable}[path]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.portableUDP = path == portable
-	s.noTwins = path == batchedNoTwins
 	s.Publish(compileTest(t, testConfig()))
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -52,10 +52,10 @@ func startUDPPath(t *testing.T, addr string, path udpPath) (netip.AddrPort, *Ser
 		want = 2
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for s.batchedUDP.Load() != want && time.Now().Before(deadline) {
+	for int32(testutil.ToFloat64(s.metrics.udpBatched)) != want && time.Now().Before(deadline) {
 		runtime.Gosched()
 	}
-	if got := s.batchedUDP.Load(); got != want {
+	if got := int32(testutil.ToFloat64(s.metrics.udpBatched)); got != want {
 		t.Fatalf("%d sockets on the batched path, want %d", got, want)
 	}
 	return s.Addr(), s
@@ -137,8 +137,8 @@ func TestUDPPathsAgree(t *testing.T) {
 					if runtime.GOOS != "linux" {
 						return
 					}
-					if n := s.readerSends.Load(); path == batched && n != 0 {
-						t.Errorf("%d replies sent through the reading sockets, want all through the twins", n)
+					if n := testutil.ToFloat64(s.metrics.readerReplies); path == batched && n != 0 {
+						t.Errorf("%v replies sent through the reading sockets, want all through the twins", n)
 					} else if path == batchedNoTwins && n == 0 {
 						t.Error("no reply sent through the reading sockets")
 					}

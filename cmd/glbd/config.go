@@ -36,6 +36,8 @@ type Config struct {
 	// (unix:PATH or tcp:IP:PORT); empty = off. DNSTapSample keeps one in N.
 	DNSTap       string
 	DNSTapSample int
+	// UDPPath is how UDP sockets are served (dnsserver.UDPBatched, ...).
+	UDPPath string
 	// RRL is response rate limiting (--rrl-*); rate 0 = off, the default.
 	RRL dnsserver.RRLConfig
 	// APIListen is the address of the REST API, /healthz, /readyz and

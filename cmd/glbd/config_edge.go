@@ -34,6 +34,7 @@ func edgeFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after func
 	intVar(&c.RRL.Slip, "rrl-slip", 2, "every Nth rate-limited response is sent truncated (TC=1) so real clients retry over TCP; 0 = never, 1 = always")
 	intVar(&c.RRL.IPv4Prefix, "rrl-ipv4-prefix", 24, "IPv4 prefix length grouping clients for rate limiting")
 	intVar(&c.RRL.IPv6Prefix, "rrl-ipv6-prefix", 56, "IPv6 prefix length grouping clients for rate limiting")
+	fs.StringVar(&c.UDPPath, "udp-path", envOr(env, "udp-path", dnsserver.UDPBatched), "how UDP is served: batched (several datagrams per system call, replies through send-only twin sockets), reader (batched, replies through the reading socket, where twins are refused) or portable (one datagram per call) (env "+envName("udp-path")+")")
 	intVar(&c.UDPSockets, "udp-sockets", 0, "SO_REUSEPORT UDP sockets per DNS listen address, each answered by its own loop; 0 = two per CPU the runtime uses (GOMAXPROCS), one on a single CPU")
 	strVar(&c.NSID, "nsid", "identity sent in NSID and CHAOS TXT id.server.; default the node name; --nsid= turns it off")
 	strVar(&c.VersionString, "version-string", "version told to CHAOS TXT version.bind.; empty = REFUSED")
@@ -88,6 +89,11 @@ func (c *Config) validateEdge() []error {
 	if c.DNSTapSample < 1 {
 		errs = append(errs, fmt.Errorf("--dnstap-sample %d: want 1 (every exchange) or more", c.DNSTapSample))
 	}
+	switch c.UDPPath {
+	case dnsserver.UDPBatched, dnsserver.UDPReader, dnsserver.UDPPortable:
+	default:
+		errs = append(errs, fmt.Errorf("--udp-path %q: want %s, %s or %s", c.UDPPath, dnsserver.UDPBatched, dnsserver.UDPReader, dnsserver.UDPPortable))
+	}
 	r := c.RRL
 	if c.UDPSockets < 0 || c.UDPSockets > 1024 {
 		errs = append(errs, fmt.Errorf("--udp-sockets %d: want 0 (two per CPU) to 1024", c.UDPSockets))
@@ -108,4 +114,12 @@ func (c *Config) validateEdge() []error {
 		errs = append(errs, fmt.Errorf("--nsid: %d bytes, at most 512", len(c.NSID)))
 	}
 	return errs
+}
+
+// envOr is the environment's value for the flag name, else def.
+func envOr(env func(string) string, name, def string) string {
+	if v := env(envName(name)); v != "" {
+		return v
+	}
+	return def
 }
