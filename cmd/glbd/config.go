@@ -89,6 +89,8 @@ type Config struct {
 	// queries the AF_XDP path answers (dnsserver/xdp); empty, the
 	// default, answers on kernel sockets only.
 	XDPInterface string
+	// Notify is how notification events are delivered (--notify-*).
+	Notify NotifyConfig
 	// XDPRequired makes glbd exit when the XDP path cannot be attached;
 	// by default it says why and serves on its sockets.
 	XDPRequired bool
@@ -150,6 +152,7 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 	fs.BoolVar(&c.APIInsecureHTTP, "api-insecure-http", insecure, "allow plain HTTP on an API beyond loopback (env GLB_API_INSECURE_HTTP)")
 	afterEdge := edgeFlags(fs, c, env)
 	afterXDP := xdpFlags(fs, c, env)
+	afterNotify := notifyFlags(fs, c, env)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(out)
@@ -163,6 +166,9 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 		return nil, err
 	}
 	if err := afterXDP(); err != nil {
+		return nil, err
+	}
+	if err := afterNotify(); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {

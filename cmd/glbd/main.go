@@ -32,6 +32,7 @@ import (
 	"github.com/glb-dns/glb/healthcheck"
 	"github.com/glb-dns/glb/internal/version"
 	"github.com/glb-dns/glb/migrations"
+	"github.com/glb-dns/glb/notify"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/pools/embedded"
 	"github.com/glb-dns/glb/pools/postgres"
@@ -144,6 +145,13 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	}
 	n := newNode(log, store, cfg.DataDir, checker, reg, dns.publish)
 	n.audit = newHealthAudit(store, cfg.Node, log)
+	notifyMetrics := notify.NewMetrics(reg)
+	deliverer := notify.NewWorker(notify.Options{
+		Store: store, Node: cfg.Node, Logger: log, Metrics: notifyMetrics, Timeout: notifyTimeout,
+		Retry: notify.Retry{Base: cfg.Notify.RetryBase, Max: cfg.Notify.RetryMax, Window: cfg.Notify.RetryWindow},
+		Lease: cfg.Notify.Lease, Poll: cfg.Notify.Poll,
+	})
+	n.notify = notify.NewObserver(store, log, notifyMetrics, deliverer.Kick)
 	n.region = cfg.Region
 	n.start(ctx)
 
@@ -184,6 +192,8 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	go pruneAudit(ctx, store, cfg.AuditRetention, log)
 	go pruneShifts(ctx, store, log)
 	go n.audit.run(ctx)
+	go n.notify.Run(ctx)
+	go deliverer.Run(ctx)
 	go geo.Run(ctx)
 	go func() { errc <- checker.Run(ctx) }()
 	go n.run(ctx)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/glb-dns/glb/geodata"
 	"github.com/glb-dns/glb/healthcheck"
+	"github.com/glb-dns/glb/notify"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/steering"
 )
@@ -59,6 +60,10 @@ type node struct {
 	audit *healthAudit
 	// expired: the shifts whose expiry this node has had audited.
 	expired map[string]bool
+	// notify observes each served view for notification events (nil:
+	// none); started: the shifts whose start this node has reported.
+	notify  *notify.Observer
+	started map[string]bool
 
 	builds    *prometheus.CounterVec
 	buildTime prometheus.Histogram
@@ -205,6 +210,42 @@ func (n *node) shiftBoundary(ctx context.Context) {
 	}
 	n.compile(n.cfg, n.nets, n.health, map[string]bool{})
 	n.auditExpiries(ctx)
+	n.reportStarts(ctx)
+}
+
+// reportStarts records the start of the shifts that began by the clock
+// (scheduled ones): every node reports it, and the store keeps one event,
+// whose id is the shift's and the state's.
+func (n *node) reportStarts(ctx context.Context) {
+	if n.cfg == nil || n.fromFile || n.notify == nil {
+		return
+	}
+	now := time.Now()
+	var due []pools.Shift
+	for _, sh := range n.cfg.Shifts {
+		if sh.State(now) == pools.ShiftActive && !n.started[sh.ID] {
+			due = append(due, sh)
+		}
+	}
+	if len(due) == 0 {
+		return
+	}
+	if n.started == nil {
+		n.started = map[string]bool{}
+	}
+	for _, sh := range due {
+		n.started[sh.ID] = true
+	}
+	go func() {
+		for _, sh := range due {
+			actx, cancel := context.WithTimeout(ctx, storeProbe)
+			_, err := n.store.AddEvent(actx, pools.ShiftEvent(&sh, pools.ShiftEventStarted, sh.StartsAt, pools.ActorClock))
+			cancel()
+			if err != nil {
+				n.log.Warn("recording a shift's start", "shift", sh.ID, "err", err)
+			}
+		}
+	}()
 }
 
 // auditExpiries reports the shifts that reached their expiry since this
@@ -387,6 +428,7 @@ func (n *node) compile(cfg *pools.Config, nets *geodata.Networks, h *pools.Healt
 	n.cur.Store(c)
 	n.health = h
 	n.audit.observe(h, changed, n.tally.Votes)
+	n.notify.Observe(cfg, h, changed, time.Now())
 	took := time.Since(start)
 	n.builds.WithLabelValues("ok").Inc()
 	n.buildTime.Observe(took.Seconds())
