@@ -46,6 +46,7 @@ Usage:
   glbctl shift start (--pool ID | --origin POOL/ORIGIN | --zone LABEL) --reason TEXT --duration 2h [--lb ID]... [--override]
   glbctl shift end ID
   glbctl shift list [--status active,scheduled,ended,expired]
+  glbctl notifications [list|apply -f FILE [--prune] [--dry-run]|deliveries NAME|test NAME]
 
 Every command takes --server URL (GLB_SERVER, default http://127.0.0.1:8080)
 and --token TOKEN (GLB_API_TOKEN). "glbctl COMMAND -h" lists its flags.
@@ -74,7 +75,9 @@ var commands = map[string]command{
 	"shift":   runShift,
 	// TSIG keys for DNS UPDATE (tsig.go).
 	"tsig-keys": runTSIGKeys,
-	"version":   runVersion,
+	// Notification subscriptions, in a file of their own (notifications.go).
+	"notifications": runNotifications,
+	"version":       runVersion,
 }
 
 // runVersion prints the same line as "glbd version".
