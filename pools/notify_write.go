@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -109,4 +110,20 @@ func shiftEvent(sh *Shift, e *AuditEntry) *Event {
 	}
 	ev := ShiftEvent(sh, state, e.Time, e.Actor)
 	return &ev
+}
+
+// DNSSECEvent is the event of a zone's keys changing (a rollover step):
+// old and new list each key as "role tag state". Its id is the zone's and
+// the new key set's, so the same step is one event.
+func DNSSECEvent(zoneID string, before, after []ZoneKey, at time.Time) Event {
+	desc := func(keys []ZoneKey) string {
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s %d %s", k.Role, k.Tag, k.State)
+		}
+		return strings.Join(parts, ", ")
+	}
+	d := EventData{Kind: string(KindZone), Object: zoneID, Old: desc(before), New: desc(after)}
+	d.Summary = fmt.Sprintf("DNSSEC keys of zone %s: %s", zoneID, cmpOr(d.New, "none"))
+	return Event{ID: EventID(EventDNSSEC, zoneID, d.New, StoreTime(at).Format(time.RFC3339Nano)), Type: EventDNSSEC, Time: StoreTime(at), Data: d}
 }

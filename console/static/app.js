@@ -7,6 +7,7 @@ import { previewPage } from './preview.js';
 import { auditPage } from './audit.js';
 import { editPage, configPage } from './edit.js';
 import { tsigPage } from './tsig.js';
+import { notificationsPage } from './notifications.js';
 
 const main = document.getElementById('main');
 const login = document.getElementById('login');
@@ -38,6 +39,7 @@ const pages = {
   config: () => configPage(),
   edit: (arg) => editPage(arg),
   tsig: () => tsigPage(),
+  notifications: (arg) => notificationsPage(arg),
 };
 
 // The page shown: what redraws it, and a generation number so that a

@@ -61,6 +61,10 @@ func (s *Store) UpdateZoneKeys(ctx context.Context, zoneID string, fn func([]poo
 		if err := pools.KeysChangedIn(t, zoneID, s.now()); err != nil {
 			return err
 		}
+		ev := pools.DNSSECEvent(zoneID, cur, next, s.now())
+		if _, err := t.addEvent(&ev, ""); err != nil {
+			return err
+		}
 		out = next
 		return nil
 	})

@@ -222,4 +222,21 @@ func testNotifyOutbox(t *testing.T, s pools.Store) {
 	if _, err := s.Deliveries(c, "nope", pools.Page{}); !errors.Is(err, pools.ErrNotFound) {
 		t.Errorf("deliveries of a missing subscription: %v", err)
 	}
+
+	// A rollover step records a dnssec event with the keys' write; a
+	// call that changes nothing records none.
+	keys, err := s.CreateSubscription(c, subscription("keys", pools.FormatSlack, pools.EventDNSSEC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := s.UpdateZoneKeys(c, z.ObjectMeta().ID, ensureOne("k1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kl, err := s.Deliveries(c, keys.ID, pools.Page{})
+	if err != nil || len(kl.Items) != 1 || kl.Items[0].Event.Type != pools.EventDNSSEC || kl.Items[0].Event.Data.Object != z.ObjectMeta().ID ||
+		kl.Items[0].Event.Data.New != "csk 4242 active" {
+		t.Fatalf("dnssec deliveries %+v %v", kl.Items, err)
+	}
 }

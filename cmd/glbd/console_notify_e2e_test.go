@@ -1,0 +1,51 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestConsoleNotifications: the console adds a subscription and shows
+// its signing secret once, refuses a URL that is not http(s) with the
+// API's message beside the field, lists the subscription without its
+// secret, and its test button sends an event that a receiver verifies
+// with that secret and that the delivery log shows delivered.
+func TestConsoleNotifications(t *testing.T) {
+	t.Parallel()
+	rcv := newHookReceiver(t)
+	g := startGlbd(t, "", "--notify-poll", "200ms")
+	ui := g.api + "/ui/"
+	ctx := browserTab(t)
+	drive(t, ctx, "refuse a URL that is not http(s)", chromedp.Navigate(ui+"#notifications"), chromedp.WaitVisible(`#n-form`),
+		retype(`#n-name`, "oncall"), retype(`#n-url`, "ftp://hooks.example.com/glb"), chromedp.Click(`#n-submit`),
+		waitFor(`document.querySelector('#n-url-error').textContent.includes('http or https')`, 5*time.Second))
+	var secret string
+	drive(t, ctx, "add a subscription", retype(`#n-url`, rcv.URL+"/console"), chromedp.Click(`#n-submit`),
+		waitFor(`document.querySelector('#n-secret-value') !== null`, 5*time.Second),
+		chromedp.Text(`#n-secret-value`, &secret))
+	shot(t, ctx, "notifications")
+	if !strings.HasPrefix(secret, "whsec_") {
+		t.Fatalf("secret shown %q", secret)
+	}
+	rcv.mu.Lock()
+	rcv.secrets["/console"] = secret
+	rcv.mu.Unlock()
+	// A fresh page lists it, without the secret.
+	var body string
+	drive(t, ctx, "list", chromedp.Navigate(ui+"#overview"), chromedp.Navigate(ui+"#notifications"),
+		waitFor(`document.querySelector('#n-table tr[data-name="oncall"]') !== null`, 5*time.Second),
+		chromedp.Text(`body`, &body))
+	if strings.Contains(body, secret[6:]) {
+		t.Fatal("the list shows the secret")
+	}
+	drive(t, ctx, "send a test event", chromedp.Click(`#n-table tr[data-name="oncall"] button.test`),
+		waitFor(`document.querySelector('#d-table tr[data-type="test"][data-status="delivered"]') !== null`, 10*time.Second))
+	shot(t, ctx, "notification-deliveries")
+	hs := rcv.hooks("/console")
+	if len(hs) != 1 || hs[0].bad != "" || hs[0].event.Type != "test" {
+		t.Fatalf("the receiver got %s", describeHooks(hs))
+	}
+}

@@ -1,0 +1,119 @@
+import { call } from './api.js';
+import { el, field, showFieldErrors, when } from './dom.js';
+
+const EVENTS = ['origin_health', 'pool_health', 'failover', 'shift', 'config', 'dnssec', 'node'];
+const FORMATS = ['standard', 'slack', 'pagerduty'];
+
+// host shows a receiver without its path: a Slack webhook's path is its
+// credential.
+function host(u) {
+  try { const x = new URL(u); return x.protocol + '//' + x.host + (x.pathname.length > 1 ? '/…' : ''); } catch { return '(hidden)'; }
+}
+
+// notificationsPage: the subscriptions, a form to add one (its signing
+// secret shown once), and for one subscription (#notifications/<id>) its
+// delivery log and the test button.
+export async function notificationsPage(arg) {
+  if (arg) return deliveriesPage(arg);
+  const { data: subs } = await call('GET', '/notifications?per_page=1000');
+  const name = el('input', { type: 'text', autocomplete: 'off', placeholder: 'oncall' });
+  const url = el('input', { type: 'url', autocomplete: 'off', placeholder: 'https://hooks.example.com/glb' });
+  const format = el('select', {}, FORMATS.map((f) => el('option', { value: f, text: f })));
+  const key = el('input', { type: 'password', autocomplete: 'off' });
+  const keyField = field('n-routing-key', 'PagerDuty routing key', key);
+  keyField.hidden = true;
+  format.addEventListener('change', () => { keyField.hidden = format.value !== 'pagerduty'; });
+  const boxes = EVENTS.map((e) => el('label', { class: 'check' },
+    el('input', { type: 'checkbox', value: e, id: 'n-ev-' + e, checked: ['origin_health', 'pool_health', 'failover'].includes(e) }), ' ' + e));
+  const rest = el('p', { id: 'n-form-error', class: 'error', role: 'alert' });
+  const secret = el('div', { id: 'n-secret', role: 'status' });
+  const form = el('form', { id: 'n-form', 'aria-label': 'Add a subscription', novalidate: true },
+    el('div', { class: 'row' },
+      el('div', {}, field('n-name', 'Name', name)),
+      el('div', {}, field('n-url', 'URL', url)),
+      el('div', {}, field('n-format', 'Format', format)),
+      el('div', {}, keyField)),
+    el('fieldset', { id: 'n-events', 'aria-describedby': 'n-events-error' }, el('legend', { text: 'Events' }), boxes,
+      el('span', { class: 'field-error', id: 'n-events-error', role: 'alert' })),
+    el('button', { type: 'submit', id: 'n-submit', text: 'Add subscription' }), rest, secret);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const body = { name: name.value.trim(), url: url.value.trim(), format: format.value,
+      events: boxes.map((b) => b.querySelector('input')).filter((i) => i.checked).map((i) => i.value) };
+    if (format.value === 'pagerduty') body.routing_key = key.value;
+    try {
+      const { data } = await call('POST', '/notifications', body);
+      key.value = '';
+      showFieldErrors(form, [], () => null, rest);
+      // The secret is in this page only: a redraw drops it.
+      secret.replaceChildren(data.secret
+        ? el('p', {}, `Signing secret of ${data.name}, shown this once: give it to the receiver now. `, el('code', { id: 'n-secret-value', text: data.secret }))
+        : el('p', { text: `Subscription ${data.name} added.` }));
+      tbody.prepend(row(data));
+    } catch (e) {
+      const placed = showFieldErrors(form, e.body?.errors, (p) => p.startsWith('events') ? 'n-events' : p === 'routing_key' ? 'n-routing-key' : 'n-' + p, rest);
+      if (!placed && !rest.textContent) rest.textContent = e.message;
+    }
+  });
+
+  const row = (s) => el('tr', { 'data-notification': s.id, 'data-name': s.name },
+    el('td', { 'data-label': 'name' }, el('a', { href: '#notifications/' + s.id, text: s.name })),
+    el('td', { 'data-label': 'format', text: s.format }),
+    el('td', { 'data-label': 'events', text: s.events.join(', ') }),
+    el('td', { 'data-label': 'url', text: host(s.url) }),
+    el('td', { 'data-label': 'actions' },
+      el('button', { type: 'button', class: 'test', text: 'Send test', onclick: async (ev) => {
+        ev.target.disabled = true;
+        try { await call('POST', `/notifications/${s.id}/test`); location.hash = 'notifications/' + s.id; } catch (e) { rest.textContent = e.message; ev.target.disabled = false; }
+      } }),
+      ' ',
+      el('button', { type: 'button', class: 'delete', text: 'Delete', onclick: async (ev) => {
+        if (!confirm(`Delete subscription ${s.name} and its pending deliveries?`)) return;
+        try { await call('DELETE', `/notifications/${s.id}`); ev.target.closest('tr').remove(); } catch (e) { rest.textContent = e.message; }
+      } })));
+  const tbody = el('tbody', {}, subs.map(row));
+  return {
+    nodes: [el('h2', { text: 'Notifications', tabindex: '-1', class: 'page-title' }),
+      el('p', { text: 'Events sent to a URL as they happen: standard (signed JSON), Slack or PagerDuty. Secrets are shown once, when a subscription is added.' }),
+      el('table', { id: 'n-table', class: 'stack' },
+        el('thead', {}, el('tr', {}, ['name', 'format', 'events', 'url', ''].map((t) => el('th', { scope: 'col', text: t })))), tbody),
+      el('h3', { text: 'Add a subscription' }), form],
+    // The list changes only by this page's own hand: no redraw (it would
+    // drop a secret being copied).
+    refresh: () => undefined,
+  };
+}
+
+async function deliveriesPage(id) {
+  const [{ data: sub }, { data: log, info }] = await Promise.all([
+    call('GET', `/notifications/${encodeURIComponent(id)}`),
+    call('GET', `/notifications/${encodeURIComponent(id)}/deliveries?per_page=100`)]);
+  const status = el('p', { id: 'd-status', role: 'status' });
+  const rows = log.map((d) => el('tr', { 'data-seq': String(d.seq), 'data-status': d.status, 'data-type': d.event.type },
+    el('td', { 'data-label': 'time' }, el('time', { datetime: d.event.time, text: when(d.event.time) })),
+    el('td', { 'data-label': 'event', text: d.event.type }),
+    el('td', { 'data-label': 'summary', text: d.event.data.summary }),
+    el('td', { 'data-label': 'status', class: 'status ' + d.status, text: d.status }),
+    el('td', { 'data-label': 'attempts', text: String(d.attempts) }),
+    el('td', { 'data-label': 'last answer', text: (d.last_status_code ? String(d.last_status_code) : '') + (d.last_error ? ' ' + d.last_error : '') }),
+    el('td', { 'data-label': 'next attempt' }, d.next_attempt_at ? el('time', { datetime: d.next_attempt_at, text: when(d.next_attempt_at) }) : '')));
+  return {
+    key: JSON.stringify(log.map((d) => [d.seq, d.status, d.attempts])),
+    nodes: [el('h2', { text: `Deliveries to ${sub.name}`, tabindex: '-1', class: 'page-title' }),
+      el('p', {}, el('a', { href: '#notifications', text: '← all subscriptions' }), ` ${sub.format}, ${sub.events.join(', ')}, ${host(sub.url)}`),
+      el('button', { type: 'button', id: 'd-test', text: 'Send a test event', onclick: async (ev) => {
+        ev.target.disabled = true;
+        try { await call('POST', `/notifications/${sub.id}/test`); status.textContent = 'Test event queued.'; } catch (e) { status.textContent = e.message; }
+        ev.target.disabled = false;
+      } }), status,
+      log.length ? el('table', { id: 'd-table', class: 'stack' },
+        el('thead', {}, el('tr', {}, ['time', 'event', 'summary', 'status', 'attempts', 'last answer', 'next attempt'].map((t) => el('th', { scope: 'col', text: t })))),
+        el('tbody', {}, rows)) : el('p', { id: 'd-empty', text: 'Nothing sent yet.' }),
+      el('p', { text: `${info?.total_count ?? log.length} deliveries, newest first.` })],
+    // Attempts happen without any event of the stream: the page looks
+    // again every 2 s while it is shown (a redraw of another page's
+    // generation draws nothing).
+    refresh: () => 'rerender',
+    bind: (redraw) => setTimeout(() => redraw(() => deliveriesPage(id)), 2000),
+  };
+}
