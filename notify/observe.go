@@ -89,6 +89,11 @@ func (o *Observer) Observe(cfg *pools.Config, h *pools.Health, changed map[strin
 	for _, id := range ids {
 		out = o.observeLB(out, lbs[id], cfg, h, now)
 	}
+	o.queue(out)
+}
+
+// queue hands changes to Run.
+func (o *Observer) queue(out []pools.StateChange) {
 	if len(out) == 0 {
 		return
 	}
@@ -284,4 +289,36 @@ func (o *Observer) Run(ctx context.Context) {
 			o.recorded()
 		}
 	}
+}
+
+// SilentAfter is how long a node may go without a heartbeat before it
+// counts as silent: three of the longest publication cadence (10 s).
+const SilentAfter = 30 * time.Second
+
+// ObserveNodes notes each node's liveness from its last heartbeat (beats,
+// by node name) at now: joined while its heartbeat is fresh, silent once
+// it is older than SilentAfter. A node never recorded counts as silent,
+// so the first heartbeat of a new node is a join.
+func (o *Observer) ObserveNodes(beats map[string]time.Time, now time.Time) {
+	if o == nil {
+		return
+	}
+	names := make([]string, 0, len(beats))
+	for n := range beats {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	now = pools.StoreTime(now)
+	var out []pools.StateChange
+	for _, name := range names {
+		state, why := pools.NodeJoined, "heartbeats arrive"
+		if age := now.Sub(beats[name]); age >= SilentAfter {
+			state, why = pools.NodeSilent, fmt.Sprintf("no heartbeat for %v", age.Round(time.Second))
+		}
+		out = o.note(out, "node/"+name, state, pools.NodeSilent, pools.Event{
+			Type: pools.EventNode, Time: now, Data: pools.EventData{
+				Summary: fmt.Sprintf("node %s %s: %s", name, state, why), Node: name, Reason: why,
+			}})
+	}
+	o.queue(out)
 }

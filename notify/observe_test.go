@@ -110,3 +110,48 @@ func subID(t *testing.T, s pools.Store) string {
 	}
 	return l[0].ID
 }
+
+// TestObserveNodes: a node's first heartbeat is a join, a heartbeat older
+// than SilentAfter makes it silent, once however many nodes notice.
+func TestObserveNodes(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sub, err := s.CreateSubscription(ctx, pools.Subscription{Name: "nodes", URL: "https://h.example.com/", Format: pools.FormatSlack,
+		Events: []string{pools.EventNode}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := notify.NewObserver(s, nil, nil, nil), notify.NewObserver(s, nil, nil, nil)
+	go a.Run(ctx)
+	go b.Run(ctx)
+	now := time.Now()
+	events := func(want int) []string {
+		t.Helper()
+		var got []string
+		waitFor(t, "node events", func() bool {
+			l, _ := s.Deliveries(ctx, sub.ID, pools.Page{PerPage: 100})
+			got = got[:0]
+			for _, d := range l.Items {
+				got = append(got, d.Event.Data.Node+" "+d.Event.Data.New)
+			}
+			return len(got) >= want
+		})
+		slices.Reverse(got)
+		return got
+	}
+	for _, o := range []*notify.Observer{a, b} {
+		o.ObserveNodes(map[string]time.Time{"n1": now, "n2": now.Add(-time.Minute)}, now)
+	}
+	if got := events(1); !slices.Equal(got, []string{"n1 joined"}) {
+		t.Fatalf("events %q, want n1 joined alone (n2 never seen alive)", got)
+	}
+	later := now.Add(notify.SilentAfter + time.Second)
+	for _, o := range []*notify.Observer{a, b} {
+		o.ObserveNodes(map[string]time.Time{"n1": now, "n2": later}, later)
+	}
+	if got := events(3); !slices.Equal(got, []string{"n1 joined", "n1 silent", "n2 joined"}) {
+		t.Fatalf("events %q", got)
+	}
+}

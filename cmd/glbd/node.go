@@ -64,6 +64,8 @@ type node struct {
 	// none); started: the shifts whose start this node has reported.
 	notify  *notify.Observer
 	started map[string]bool
+	// beats is each node's last heartbeat read, for node events.
+	beats map[string]time.Time
 
 	builds    *prometheus.CounterVec
 	buildTime prometheus.Histogram
@@ -335,12 +337,17 @@ func (n *node) readHealth(ctx context.Context) {
 		n.log.Debug("reading health updates", "err", err)
 		return
 	}
+	if n.beats == nil {
+		n.beats = map[string]time.Time{}
+	}
 	for _, u := range ups {
 		n.cursors[u.Node] = u.Cursor
+		n.beats[u.Node] = u.Published
 		if u.Node != n.self { // the store's copy of us is older than the checker
 			n.tally.Apply(u)
 		}
 	}
+	n.notify.ObserveNodes(n.beats, time.Now())
 }
 
 func (n *node) rebuildHealth() {

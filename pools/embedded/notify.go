@@ -31,6 +31,13 @@ type storedSubscription struct {
 	Secret string `json:"secret"`
 }
 
+// storedState is the last recorded state of a key and when it was
+// observed.
+type storedState struct {
+	State string    `json:"state"`
+	At    time.Time `json:"at"`
+}
+
 type storedDelivery struct {
 	Status      string     `json:"status"`
 	Attempts    int        `json:"attempts"`
@@ -250,13 +257,23 @@ func (s *Store) RecordStates(ctx context.Context, changes []pools.StateChange) (
 		states := tx.Bucket(notifyStateBucket)
 		for _, c := range changes {
 			was := c.Assume
+			var since time.Time
 			if v := states.Get([]byte(c.Key)); v != nil {
-				was = string(v)
+				var rec storedState
+				if err := json.Unmarshal(v, &rec); err != nil {
+					return err
+				}
+				was, since = rec.State, rec.At
 			}
-			if was == c.State {
+			// A state observed before the recorded one is stale.
+			if was == c.State || c.Event.Time.Before(since) {
 				continue
 			}
-			if err := states.Put([]byte(c.Key), []byte(c.State)); err != nil {
+			v, err := json.Marshal(storedState{State: c.State, At: c.Event.Time})
+			if err != nil {
+				return err
+			}
+			if err := states.Put([]byte(c.Key), v); err != nil {
 				return err
 			}
 			if was == "" {

@@ -213,18 +213,20 @@ func (s *Store) RecordStates(ctx context.Context, changes []pools.StateChange) (
 		if _, err := t.tx.Exec(ctx, "select pg_advisory_xact_lock($1)", outboxLock); err != nil {
 			return err
 		}
-		rows, err := t.tx.Query(ctx, "select key, state from notify_state where key = any($1)", keys)
+		rows, err := t.tx.Query(ctx, "select key, state, at from notify_state where key = any($1)", keys)
 		if err != nil {
 			return err
 		}
 		states := map[string]string{}
+		since := map[string]time.Time{}
 		for rows.Next() {
 			var k, st string
-			if err := rows.Scan(&k, &st); err != nil {
+			var at time.Time
+			if err := rows.Scan(&k, &st, &at); err != nil {
 				rows.Close()
 				return err
 			}
-			states[k] = st
+			states[k], since[k] = st, at
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -235,14 +237,16 @@ func (s *Store) RecordStates(ctx context.Context, changes []pools.StateChange) (
 			if !known {
 				was = c.Assume
 			}
-			if was == c.State {
+			// A state observed before the recorded one is a node behind
+			// the others: what it reports has already changed since.
+			if was == c.State || known && c.Event.Time.Before(since[c.Key]) {
 				continue
 			}
 			if _, err := t.tx.Exec(ctx, `insert into notify_state (key, state, at) values ($1, $2, $3)
 				on conflict (key) do update set state = excluded.state, at = excluded.at`, c.Key, c.State, c.Event.Time); err != nil {
 				return err
 			}
-			states[c.Key] = c.State
+			states[c.Key], since[c.Key] = c.State, c.Event.Time
 			if was == "" {
 				continue // the first state known: nothing changed
 			}

@@ -129,6 +129,11 @@ func testNotifyOutbox(t *testing.T, s pools.Store) {
 	if n := counts[0] + counts[1] + counts[2] + counts[3]; n != 2 {
 		t.Fatalf("4 nodes reporting 2 transitions recorded %v events, want 2 in all", counts)
 	}
+	// A node behind the others reports what it observed before the
+	// recorded transition: stale, no event.
+	if evs, err := s.RecordStates(c, []pools.StateChange{health("p1", pools.StateUp, t0.Add(-time.Second))}); err != nil || len(evs) != 0 {
+		t.Fatalf("a stale state recorded %v %v", evs, err)
+	}
 	// A configuration write records its event in its transaction.
 	z, err := s.Create(c, Zone("notify.example.com"))
 	if err != nil {
