@@ -48,7 +48,9 @@ type NewNotification struct {
 // subscriptionOf checks a request beyond what the subscription checks on
 // its own: the URL is not this API, routing_key only for pagerduty, the
 // filters name existing objects.
-func (s *server) subscriptionOf(w http.ResponseWriter, r *http.Request) (pools.Subscription, error) {
+// On replace, a pagerduty subscription without routing_key keeps its
+// stored one.
+func (s *server) subscriptionOf(w http.ResponseWriter, r *http.Request, replace bool) (pools.Subscription, error) {
 	doc, err := readJSON(w, r, false)
 	if err != nil {
 		return pools.Subscription{}, err
@@ -63,7 +65,15 @@ func (s *server) subscriptionOf(w http.ResponseWriter, r *http.Request) (pools.S
 	sub := pools.Subscription{Name: req.Name, URL: req.URL, Events: req.Events, Format: req.Format,
 		LoadBalancers: req.LoadBalancers, Pools: req.Pools, Secret: req.RoutingKey}
 	var fes []pools.FieldError
-	if err := sub.Validate(); err != nil {
+	keep := replace && sub.Format == pools.FormatPagerDuty && sub.Secret == ""
+	if keep {
+		sub.Secret = "kept"
+	}
+	err = sub.Validate()
+	if keep {
+		sub.Secret = ""
+	}
+	if err != nil {
 		if ve, ok := err.(*pools.ValidationError); ok {
 			fes = append(fes, ve.Errors...)
 		} else {
@@ -139,7 +149,7 @@ func sameHostPort(u *url.URL, reqHost string, tls bool) bool {
 }
 
 func (s *server) createNotification(w http.ResponseWriter, r *http.Request) {
-	sub, err := s.subscriptionOf(w, r)
+	sub, err := s.subscriptionOf(w, r, false)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -188,7 +198,7 @@ func (s *server) getNotification(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) replaceNotification(w http.ResponseWriter, r *http.Request) {
-	sub, err := s.subscriptionOf(w, r)
+	sub, err := s.subscriptionOf(w, r, true)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -81,6 +81,17 @@ func TestNotifications(t *testing.T) {
 		t.Fatalf("pagerduty create: %d %s", pd.status, pd.body)
 	}
 
+	var pdc struct{ Result api.NewNotification }
+	pd.json(t, &pdc)
+	// PUT without routing_key keeps the stored one.
+	if r := e.do("PUT", "/api/v1/notifications/"+pdc.Result.ID, map[string]any{"name": "pager-2", "url": "https://events.example.com/v2/enqueue",
+		"events": []string{"failover", "pool_health"}, "format": "pagerduty"}); r.status != http.StatusOK {
+		t.Fatalf("pagerduty put: %d %s", r.status, r.body)
+	}
+	if got, err := e.store.Subscription(t.Context(), pdc.Result.ID); err != nil || got.Secret != "R0UTINGKEY0123456789" || got.Name != "pager-2" {
+		t.Fatalf("after put: %+v %v", got, err)
+	}
+
 	// The test call queues an event for this subscription alone.
 	r = e.do("POST", "/api/v1/notifications/"+id+"/test", nil)
 	if r.status != http.StatusAccepted || !strings.Contains(string(r.body), `"type":"test"`) {
