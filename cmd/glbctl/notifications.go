@@ -251,6 +251,7 @@ func applyNotifications(ctx context.Context, cl *client, specs []notificationSpe
 	for _, s := range specs {
 		body, _ := json.Marshal(s.body(env))
 		old, exists := byName[s.Name]
+		delete(byName, s.Name) // what is left, --prune deletes
 		switch {
 		case !exists:
 			fmt.Fprintf(stdout, "%s notification %s\n", verb("create"), s.Name)
@@ -281,7 +282,6 @@ func applyNotifications(ctx context.Context, cl *client, specs []notificationSpe
 				failed = true
 			}
 		}
-		delete(byName, s.Name)
 	}
 	if prune {
 		for _, old := range cur {
