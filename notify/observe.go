@@ -76,7 +76,7 @@ func (o *Observer) Observe(cfg *pools.Config, h *pools.Health, changed map[strin
 		for _, lb := range o.lbsOf[p.ID] {
 			lbs[lb.ID] = lb
 		}
-		if p.Monitor == "" {
+		if !p.Checked() {
 			continue // never checked: always healthy, nothing to report
 		}
 		out = o.observePool(out, p, h, now)
@@ -197,7 +197,7 @@ func serves(p *pools.Pool, h *pools.Health) bool {
 			continue
 		}
 		oh, known := h.Origin(pools.OriginKey{Pool: p.ID, Origin: org.Name})
-		if p.Monitor == "" || !known || oh.Healthy {
+		if !p.Checked() || !known || oh.Healthy {
 			healthy++
 		}
 	}
