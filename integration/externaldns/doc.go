@@ -1,7 +1,9 @@
 // Package externaldns holds the end-to-end test of glb-externaldns with
-// ExternalDNS's own code at the version go.mod pins: its webhook client
-// and its planner, driven as its controller drives them, against the real
-// glb-externaldns and glbd. It is a module of its own so that ExternalDNS's
-// dependency tree stays out of glb's go.mod; `make test-externaldns` runs
-// it.
+// ExternalDNS at the version go.mod pins, against the real glb-externaldns
+// and glbd: by default its webhook client and planner driven in process
+// as its controller drives them, and with EXTERNALDNS=binary the real
+// binary (go.mod's tool directive), both fed through its connector source.
+// It is a module of its own so that ExternalDNS's dependency tree stays
+// out of glb's go.mod; `make test-externaldns` and `make
+// test-externaldns-binary` run it.
 package externaldns

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/gob"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -27,10 +28,20 @@ import (
 // The binaries under test, glbd and glb-externaldns from this checkout,
 // built as they ship (their races are the main module's -race tests'
 // business; here the race detector would only slow the timed sync).
-// ExternalDNS takes part through its own packages at the version go.mod
-// pins: its webhook client and its planner, driven as its controller
-// drives them (sync below).
-var glbdBin, providerBin string
+//
+// ExternalDNS takes part at the version go.mod pins in one of two ways.
+// With EXTERNALDNS=binary in the environment (make
+// test-externaldns-binary), as the real binary, built from its Go module
+// (go.mod's tool directive) once per run: some 1,600 packages, whose first
+// build costs minutes to an hour on a loaded 2-core machine, and seconds
+// once cached. Otherwise (make test-externaldns, in make test) as its own
+// packages, driven in process as its controller drives them: its webhook
+// client and planner. Both read the cluster's endpoints from the same
+// connector server.
+var glbdBin, providerBin, externalDNSBin string
+
+// realBinary says the test runs the ExternalDNS binary.
+var realBinary = os.Getenv("EXTERNALDNS") == "binary"
 
 func TestMain(m *testing.M) {
 	code, err := setup(m)
@@ -52,14 +63,23 @@ func setup(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
-	glbdBin, providerBin = filepath.Join(dir, "glbd"), filepath.Join(dir, "glb-externaldns")
-	for bin, pkg := range map[string]string{glbdBin: "./cmd/glbd", providerBin: "./cmd/glb-externaldns"} {
-		build := exec.Command("go", "build", "-o", bin, pkg)
-		build.Dir = "../.."
+	glbdBin, providerBin, externalDNSBin = filepath.Join(dir, "glbd"), filepath.Join(dir, "glb-externaldns"), filepath.Join(dir, "external-dns")
+	builds := []struct{ bin, pkg, dir string }{
+		{glbdBin, "./cmd/glbd", "../.."},
+		{providerBin, "./cmd/glb-externaldns", "../.."},
+	}
+	if realBinary {
+		builds = append(builds, struct{ bin, pkg, dir string }{externalDNSBin, "sigs.k8s.io/external-dns", "."})
+	}
+	for _, b := range builds {
+		start := time.Now()
+		build := exec.Command("go", "build", "-o", b.bin, b.pkg)
+		build.Dir = b.dir
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
-			return 0, fmt.Errorf("building %s: %w", pkg, err)
+			return 0, fmt.Errorf("building %s: %w", b.pkg, err)
 		}
+		fmt.Fprintf(os.Stderr, "externaldns test: built %s in %v\n", b.pkg, time.Since(start).Round(time.Second))
 	}
 	return m.Run(), nil
 }
@@ -265,17 +285,20 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() (bo
 }
 
 // cluster is one Kubernetes cluster's half: the endpoints its sources
-// would find, and its glb-externaldns.
+// would find, served to ExternalDNS's connector source, and its
+// glb-externaldns.
 type cluster struct {
 	t        *testing.T
 	name     string
 	webhook  string
 	provider *process
+	// source is the address of the connector server ExternalDNS dials.
+	source string
 
 	mu      sync.Mutex
 	desired []*endpoint.Endpoint
-	// planned is how many changes the last sync planned.
-	planned int
+	// upToDate says the last sync planned no change.
+	upToDate bool
 }
 
 func startCluster(t *testing.T, g *glb, name, zone string, extra ...string) *cluster {
@@ -284,7 +307,38 @@ func startCluster(t *testing.T, g *glb, name, zone string, extra ...string) *clu
 	args := append([]string{"--server", g.api, "--token", tok["secret"].(string), "--zone", zone, "--owner", name,
 		"--listen", "127.0.0.1:0", "--health-listen", "127.0.0.1:0"}, extra...)
 	p, m := start(t, "glb-externaldns "+name, providerBin, regexp.MustCompile(`msg="glb-externaldns serving" webhook=(\S+)`), args...)
-	return &cluster{t: t, name: name, webhook: "http://" + m[1], provider: p}
+	c := &cluster{t: t, name: name, webhook: "http://" + m[1], provider: p}
+	c.serveSource()
+	return c
+}
+
+// serveSource is the other end of ExternalDNS's connector source (source/
+// connector.go of the pinned version): for each connection, the cluster's
+// endpoints as one gob-encoded []*endpoint.Endpoint, then close.
+func (c *cluster) serveSource() {
+	c.t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.source = ln.Addr().String()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.mu.Lock()
+			eps := make([]*endpoint.Endpoint, len(c.desired))
+			copy(eps, c.desired)
+			c.mu.Unlock()
+			_ = gob.NewEncoder(conn).Encode(eps)
+			conn.Close()
+		}
+	}()
+	c.t.Cleanup(func() { ln.Close(); <-done })
 }
 
 // set is what the cluster's sources find from now on.
@@ -294,19 +348,56 @@ func (c *cluster) set(eps ...*endpoint.Endpoint) {
 	c.desired = eps
 }
 
-// sync is one interval of ExternalDNS's controller with --provider=webhook
-// --registry=noop --policy=sync (controller.RunOnce of the pinned
-// version, step for step): negotiate, read the provider's records, let it
-// adjust the desired endpoints, plan, and apply the plan's changes if it
-// has any. It returns how long the sync took.
+// externalDNSArgs are the binary's flags for one sync of the cluster: the
+// deploy example's provider, registry and policy, and the connector
+// source.
+func (c *cluster) externalDNSArgs() []string {
+	return []string{"--once",
+		"--source=connector", "--connector-source-server=" + c.source,
+		"--provider=webhook", "--webhook-provider-url=" + c.webhook,
+		"--registry=noop", "--policy=sync",
+		// Two clusters' ExternalDNS run at once: no fixed metrics port.
+		"--metrics-address=127.0.0.1:0"}
+}
+
+// sync is one interval of the cluster's ExternalDNS: it negotiates with
+// glb-externaldns, reads its records, reads the connector source, has the
+// provider adjust the endpoints, plans, and applies the plan's changes if
+// it has any. It returns how long the sync took.
 func (c *cluster) sync(ctx context.Context) (time.Duration, error) {
-	start := time.Now()
-	c.mu.Lock()
-	desired := make([]*endpoint.Endpoint, len(c.desired))
-	for i, e := range c.desired {
-		desired[i] = e.DeepCopy()
+	if realBinary {
+		return c.syncBinary(ctx)
 	}
+	return c.syncInProcess(ctx)
+}
+
+// syncBinary runs the pinned binary --once; an error exits non-zero. The
+// time is start to exit.
+func (c *cluster) syncBinary(ctx context.Context) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, externalDNSBin, c.externalDNSArgs()...)
+	// No cluster, no kubeconfig: the connector source needs neither.
+	cmd.Env = append(os.Environ(), "KUBECONFIG=/nonexistent")
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	took := time.Since(start)
+	if err != nil {
+		return took, fmt.Errorf("%s: external-dns --once: %w\n%s", c.name, err, out.String())
+	}
+	c.mu.Lock()
+	c.upToDate = strings.Contains(out.String(), `msg="All records are already up to date"`)
 	c.mu.Unlock()
+	return took, nil
+}
+
+// syncInProcess is controller.RunOnce of the pinned version, step for
+// step, with the flags of externalDNSArgs: the connector source's read
+// (source/connector.go), then ExternalDNS's webhook client and planner.
+func (c *cluster) syncInProcess(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
 	p, err := webhook.NewWebhookProvider(c.webhook)
 	if err != nil {
 		return 0, fmt.Errorf("%s: negotiate: %w", c.name, err)
@@ -314,6 +405,10 @@ func (c *cluster) sync(ctx context.Context) (time.Duration, error) {
 	current, err := p.Records(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("%s: records: %w", c.name, err)
+	}
+	desired, err := readConnector(c.source)
+	if err != nil {
+		return 0, fmt.Errorf("%s: connector source: %w", c.name, err)
 	}
 	adjusted, err := p.AdjustEndpoints(desired)
 	if err != nil {
@@ -328,7 +423,7 @@ func (c *cluster) sync(ctx context.Context) (time.Duration, error) {
 	}).Calculate()
 	ch := pl.Changes
 	c.mu.Lock()
-	c.planned = len(ch.Create) + len(ch.UpdateNew) + len(ch.Delete)
+	c.upToDate = !ch.HasChanges()
 	c.mu.Unlock()
 	if ch.HasChanges() {
 		if err := p.ApplyChanges(ctx, ch); err != nil {
@@ -338,11 +433,26 @@ func (c *cluster) sync(ctx context.Context) (time.Duration, error) {
 	return time.Since(start), nil
 }
 
-// plannedLast is how many changes the last sync planned.
-func (c *cluster) plannedLast() int {
+// readConnector is what ExternalDNS's connector source does at each sync:
+// dial, decode one gob of []*endpoint.Endpoint.
+func readConnector(addr string) ([]*endpoint.Endpoint, error) {
+	eps := []*endpoint.Endpoint{}
+	conn, err := net.DialTimeout("tcp", addr, 30*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if err := gob.NewDecoder(conn).Decode(&eps); err != nil {
+		return nil, err
+	}
+	return eps, nil
+}
+
+// upToDateLast says the last sync planned no change.
+func (c *cluster) upToDateLast() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.planned
+	return c.upToDate
 }
 
 func (c *cluster) mustSync() time.Duration {

@@ -5,10 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/external-dns/pkg/apis/externaldns"
+	"sigs.k8s.io/external-dns/pkg/apis/externaldns/validation"
 )
 
 // The deploy example's arguments are flags the pinned ExternalDNS and
@@ -48,5 +50,24 @@ func TestManifestFlags(t *testing.T) {
 	}
 	if out, err := exec.Command(providerBin, "--no-such-flag", "-h").CombinedOutput(); err == nil {
 		t.Errorf("glb-externaldns took an unknown flag: %s", out)
+	}
+}
+
+// The flags a sync gives the ExternalDNS binary parse and validate as the
+// pinned version's own main does, so that the in-process run, which reads
+// the same flags' meaning, cannot drift from what the binary would run.
+func TestExternalDNSFlags(t *testing.T) {
+	c := &cluster{source: "127.0.0.1:7000", webhook: "http://127.0.0.1:7001"}
+	cfg := externaldns.NewConfig()
+	if err := cfg.ParseFlags(c.externalDNSArgs()); err != nil {
+		t.Fatalf("ExternalDNS %s: %v", strings.Join(c.externalDNSArgs(), " "), err)
+	}
+	if err := validation.ValidateConfig(cfg); err != nil {
+		t.Fatalf("ExternalDNS %s: %v", strings.Join(c.externalDNSArgs(), " "), err)
+	}
+	if !cfg.Once || !slices.Equal(cfg.Sources, []string{"connector"}) || cfg.ConnectorSourceServer != c.source ||
+		cfg.Provider != "webhook" || cfg.WebhookProviderURL != c.webhook || cfg.Registry != "noop" || cfg.Policy != "sync" ||
+		!slices.Equal(cfg.ManagedDNSRecordTypes, []string{"A", "AAAA", "CNAME"}) {
+		t.Errorf("ExternalDNS's configuration is not the one the in-process sync plays: %s", cfg)
 	}
 }
