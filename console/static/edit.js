@@ -122,6 +122,19 @@ const area = (path, label, hint, show, read, rows = 4) => (o, ctx) => {
   const c = el('textarea', { rows, spellcheck: 'false', value: show(get(o, path), ctx) });
   return { path, label, hint, control: c, read: () => read(c.value, ctx) };
 };
+// words is a list typed on one line, comma-separated; an error at one
+// of its items (path[1]) is shown beside it as "<noun> 2".
+const words = (path, label, hint, noun) => (o) => {
+  const c = el('input', { type: 'text', autocomplete: 'off', spellcheck: 'false', value: (get(o, path) || []).join(', ') });
+  return { path, label, hint, control: c, read: () => commaList(c.value), item: (i) => `${noun} ${i + 1}` };
+};
+// present is the checkbox that says whether an optional object is there
+// at all: unchecked, the object is left out of what is saved (which
+// removes it) and the fields under path are hidden.
+const present = (path, label, hint) => (o) => {
+  const c = el('input', { type: 'checkbox', checked: get(o, path) != null });
+  return { path, label, hint, control: c, reveals: path + '.', finish: (body) => { if (!c.checked) set(body, path, undefined); } };
+};
 
 // origins is the pool's origins table: add, remove and change rows. Its
 // controls are named o<i>-<field> like the pool page's, so that an error
@@ -259,7 +272,7 @@ export const KINDS = {
   },
   load_balancers: {
     one: 'load balancer', title: (l) => l.name,
-    summary: (l, ctx) => `${policyName(l)} · ${poolNames(l.default_pools, ctx.pools)} · fallback ${poolNames([l.fallback_pool], ctx.pools)}${l.enabled ? '' : ' · disabled'}`,
+    summary: (l, ctx) => `${policyName(l)} · ${poolNames(l.default_pools, ctx.pools)} · fallback ${poolNames([l.fallback_pool], ctx.pools)}${l.https ? ' · HTTPS record' : ''}${l.enabled ? '' : ' · disabled'}`,
     fields: [
       text('name', 'Name', 'a name inside the zone, e.g. www.glb.example.com'),
       choice('zone', 'Zone', (o, ctx) => [['', '(choose a zone)'], ...ctx.zones.map((z) => [z.id, z.name])]),
@@ -291,6 +304,12 @@ export const KINDS = {
       heading('Shift safety', 'rules every shift must keep for this load balancer'),
       number('safety.min_serving_pools', 'Pools that must keep serving', 'a shift leaving fewer is refused; 0 = no rule'),
       number('safety.max_shifted_zones', 'Zones shifted at once, at most', '0 = no limit'),
+      heading('HTTPS record', 'answers HTTPS queries for this name (RFC 9460) with these parameters, and as ipv4hint and ipv6hint the A and AAAA answer'),
+      present('https', 'Answer HTTPS queries', 'unchecked: no HTTPS record (NODATA)'),
+      words('https.alpn', 'ALPN protocol ids', 'comma-separated, e.g. h2, h3; empty = none advertised', 'protocol id'),
+      check('https.no_default_alpn', 'No http/1.1 (no-default-alpn)', 'only the protocols listed above; needs ALPN', false),
+      number('https.port', 'Port', 'empty = 443 (no port parameter)'),
+      area('https.ech', 'ECH configuration', 'an ECHConfigList in standard base64; empty = none', (v) => v || '', (v) => v.trim(), 2),
     ],
   },
 };
@@ -345,6 +364,13 @@ export async function editPage(arg) {
     el('div', { class: 'actions' }, save, el('a', { href: back, text: 'Cancel' }), etag ? el('span', { class: 'muted', text: ` If-Match ${etag}` }) : ''),
     status);
   for (const f of fs) if (f.hint && f.control && !f.group) f.control.setAttribute('aria-describedby', `${fid(f.path)}-error ${fid(f.path)}-hint`);
+  // A present checkbox shows the fields of its object only while checked.
+  for (const t of fs.filter((f) => f.reveals)) {
+    const rows = fs.filter((f) => f.path?.startsWith(t.reveals)).map((f) => f.control.closest('.form-row, fieldset'));
+    const sync = () => { for (const r of rows) r.hidden = !t.control.checked; };
+    t.control.addEventListener('change', sync);
+    sync();
+  }
 
   // place writes each field error beside its control: the field whose
   // path is the longest prefix of the error's, with the rest of the path
@@ -365,7 +391,8 @@ export async function editPage(arg) {
           ctl = f.group ? null : f.control;
           // The rest of the path, a pool id in pool_weights, by its name.
           const rest = fe.path.slice(f.path.length).replace(/^\./, '');
-          if (fe.path !== f.path) msg = `${ctx.pools.find((p) => p.id === rest)?.name || rest}: ${fe.message}`;
+          const i = /^\[(\d+)\]$/.exec(rest);
+          if (fe.path !== f.path) msg = `${(i && f.item?.(Number(i[1]))) || ctx.pools.find((p) => p.id === rest)?.name || rest}: ${fe.message}`;
         }
       }
       if (!slot) { loose.push(`${fe.path}: ${fe.message}`); continue; }
@@ -383,6 +410,7 @@ export async function editPage(arg) {
     // zonal affinity, DNSSEC...): the form's fields are set over it.
     const body = structuredClone(obj);
     for (const f of fs) if (f.read) set(body, f.path, f.read());
+    for (const f of fs) f.finish?.(body);
     if (kind === 'load_balancers') body.default_pools = poolIDs(body.default_pools, ctx.pools);
     if (!id && !body.id) delete body.id;
     try {
