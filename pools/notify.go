@@ -381,6 +381,11 @@ type NotifyStore interface {
 	Deliveries(ctx context.Context, id string, p Page) (DeliveryList, error)
 	// NotifyBacklog is what waits for delivery.
 	NotifyBacklog(ctx context.Context) (Backlog, error)
+	// PruneNotifications deletes the finished (delivered, failed)
+	// deliveries of events older than before, and those events once no
+	// delivery is left; it says how many deliveries went. Pending ones
+	// stay, whatever their age.
+	PruneNotifications(ctx context.Context, before time.Time) (int64, error)
 }
 
 // Deliver fans e out to the subscriptions that want it, calling add for

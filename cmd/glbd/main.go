@@ -190,6 +190,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		errc <- httpSrv.Serve(ln)
 	}()
 	go pruneAudit(ctx, store, cfg.AuditRetention, log)
+	go pruneNotifications(ctx, store, cfg.AuditRetention, log)
 	go pruneShifts(ctx, store, log)
 	go n.audit.run(ctx)
 	go n.notify.Run(ctx)

@@ -485,3 +485,58 @@ func (s *Store) NotifyBacklog(ctx context.Context) (pools.Backlog, error) {
 	})
 	return b, err
 }
+
+// PruneNotifications deletes old finished deliveries, then the old events
+// left without any.
+func (s *Store) PruneNotifications(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		n = 0
+		kept := map[uint64]bool{}
+		c := tx.Bucket(notifyDeliveryBucket).Cursor()
+		for k, v := c.First(); k != nil; {
+			var d storedDelivery
+			if err := json.Unmarshal(v, &d); err != nil {
+				return err
+			}
+			seq := decodeSeq(k[len(k)-8:])
+			if d.Status != pools.DeliveryPending {
+				e, err := getEvent(tx, int64(seq))
+				if err != nil {
+					return err
+				}
+				if e.Time.Before(before) {
+					if err := c.Delete(); err != nil {
+						return err
+					}
+					n++
+					k, v = c.Seek(k) // Delete moves the cursor: find the next key again
+					continue
+				}
+			}
+			kept[seq] = true
+			k, v = c.Next()
+		}
+		events, ids := tx.Bucket(notifyEventBucket), tx.Bucket(notifyEventIDBucket)
+		ec := events.Cursor()
+		for k, v := ec.First(); k != nil; {
+			var e pools.Event
+			if err := json.Unmarshal(v, &e); err != nil {
+				return err
+			}
+			if !kept[decodeSeq(k)] && e.Time.Before(before) {
+				if err := ids.Delete([]byte(e.ID)); err != nil {
+					return err
+				}
+				if err := ec.Delete(); err != nil {
+					return err
+				}
+				k, v = ec.Seek(k)
+				continue
+			}
+			k, v = ec.Next()
+		}
+		return nil
+	})
+	return n, err
+}

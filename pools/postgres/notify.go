@@ -429,3 +429,21 @@ func (s *Store) NotifyBacklog(ctx context.Context) (pools.Backlog, error) {
 	}
 	return b, mapError(err)
 }
+
+// PruneNotifications deletes old finished deliveries, then the old events
+// left without any.
+func (s *Store) PruneNotifications(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	err := s.write(ctx, func(t *txn) error {
+		tag, err := t.tx.Exec(ctx, `delete from notify_deliveries d using notify_events e
+			where e.seq = d.seq and d.status <> 'pending' and e.at < $1`, before)
+		if err != nil {
+			return err
+		}
+		n = tag.RowsAffected()
+		_, err = t.tx.Exec(ctx, `delete from notify_events e where e.at < $1
+			and not exists (select 1 from notify_deliveries d where d.seq = e.seq)`, before)
+		return err
+	})
+	return n, err
+}

@@ -228,6 +228,19 @@ func testNotifyOutbox(t *testing.T, s pools.Store) {
 		t.Errorf("deliveries of a missing subscription: %v", err)
 	}
 
+	// Pruning drops the finished deliveries of old events, never a
+	// pending one.
+	if n, err := s.PruneNotifications(c, afterLease.Add(time.Hour)); err != nil || n != 3 {
+		t.Fatalf("pruned %d deliveries, %v; want the 3 finished (2 of all, 1 of other)", n, err)
+	}
+	list, err = s.Deliveries(c, all.ID, pools.Page{})
+	if err != nil || list.TotalCount != 1 || list.Items[0].Status != pools.DeliveryPending {
+		t.Fatalf("after pruning: %+v %v", list, err)
+	}
+	if got, _ := s.ClaimDeliveries(c, "c", afterLease.Add(2*time.Minute), time.Minute, 10); len(got) != 1 || got[0].Event.Type != pools.EventConfig {
+		t.Fatalf("the pending delivery after pruning: %+v", got)
+	}
+
 	// A rollover step records a dnssec event with the keys' write; a
 	// call that changes nothing records none.
 	keys, err := s.CreateSubscription(c, subscription("keys", pools.FormatSlack, pools.EventDNSSEC))
