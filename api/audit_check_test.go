@@ -131,6 +131,9 @@ func writeTarget(w sentWrite) (pools.Kind, string, map[string]any) {
 	kind := pools.Kind(parts[0])
 	var out struct{ Result map[string]any }
 	_ = json.Unmarshal(w.body, &out)
+	if w.path == "/api/v1/safety/rules" {
+		return pools.KindSafetyRules, pools.SafetyRulesID, out.Result
+	}
 	if len(parts) > 1 {
 		if kind == pools.KindShift {
 			delete(out.Result, "status")

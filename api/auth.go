@@ -30,6 +30,11 @@ func requiredScope(r *http.Request) pools.Scope {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return pools.ScopeRead
 	}
+	if p == Prefix+"/safety/rules" {
+		// The global rules guard every load balancer: who may loosen
+		// them may as well override them.
+		return pools.ScopeAdmin
+	}
 	if r.Method == http.MethodPost && isPreview(p) {
 		// A preview stores nothing: whoever may read may ask "what if".
 		return pools.ScopeRead

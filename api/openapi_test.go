@@ -81,8 +81,9 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	// HEAD; the traffic preview; the TSIG keys' 4 operations and 2 HEADs;
 	// shifts: list, get (each with HEAD), start and end; the safety rules
 	// broken now (GET and HEAD); notifications: list, get and deliveries
-	// (each with HEAD), create, replace, delete and test.
-	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6+6+2+10 {
+	// (each with HEAD), create, replace, delete and test; the global
+	// safety rules (GET, HEAD, PUT).
+	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6+6+2+10+3 {
 		t.Fatalf("%d routes: %v", len(served), served)
 	}
 }
@@ -104,6 +105,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"LocationStrategy": pools.DefaultLoadBalancer().LocationStrategy,
 		"ZonalAffinity":    pools.DefaultLoadBalancer().ZonalAffinity,
 		"Network":          pools.Network{},
+		"SafetyRules":      pools.SafetyRules{},
 		"FieldError":       pools.FieldError{},
 		"Referrer":         pools.Referrer{},
 		"Token":            pools.Token{},

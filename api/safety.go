@@ -21,9 +21,15 @@ func (s *server) safety(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, newProblem(http.StatusServiceUnavailable, "no configuration snapshot loaded yet"))
 		return
 	}
+	rules, err := s.Store.SafetyRules(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	out := []pools.ShiftHarm{}
 	for _, lb := range snap.LoadBalancers() {
 		out = append(out, snap.SafetyNow(lb)...)
 	}
+	out = append(out, snap.GlobalSafetyNow(rules)...)
 	writeJSON(w, http.StatusOK, item{Result: out})
 }

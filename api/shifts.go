@@ -24,6 +24,8 @@ func (s *server) shiftRoutes(r chi.Router) {
 	r.Get(Prefix+"/shifts/{id}", s.getShift)
 	r.Delete(Prefix+"/shifts/{id}", s.endShift)
 	r.Get(Prefix+"/safety", s.safety)
+	r.Get(Prefix+"/safety/rules", s.safetyRules)
+	r.Put(Prefix+"/safety/rules", s.putSafetyRules)
 }
 
 // withStatus returns the shift with its state at the server's clock.
@@ -155,8 +157,15 @@ func (s *server) startShift(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, newProblem(http.StatusServiceUnavailable, "no configuration snapshot loaded yet: the safety rules cannot be checked"))
 		return
 	}
+	// The global rules are read just before the write's transaction; a
+	// change to them that lands in between is the operator's own race.
+	rules, err := s.Store.SafetyRules(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	guard := func(stored []pools.Shift) error {
-		harms := snap.ShiftHarm(stored, sh)
+		harms := append(snap.ShiftHarm(stored, sh), snap.GlobalShiftHarm(stored, rules, sh)...)
 		if len(harms) == 0 {
 			return nil
 		}
@@ -264,8 +273,10 @@ func safetyProblem(se *pools.SafetyError) *Problem {
 		if !slices.Contains(rules, h.Rule) {
 			rules = append(rules, h.Rule)
 		}
-		if !slices.Contains(lbs, h.LoadBalancer) {
-			lbs = append(lbs, h.LoadBalancer)
+		for _, lb := range append([]string{h.LoadBalancer}, h.LoadBalancers...) {
+			if lb != "" && !slices.Contains(lbs, lb) {
+				lbs = append(lbs, lb)
+			}
 		}
 	}
 	return &Problem{

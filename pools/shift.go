@@ -83,8 +83,13 @@ type ShiftHarm struct {
 	Rule         string `json:"rule"`
 	LoadBalancer string `json:"load_balancer"`
 	Name         string `json:"name"`
+	// LoadBalancers are those a global rule (Rule "global. ...",
+	// LoadBalancer empty) concerns: the ones the shift would change.
+	LoadBalancers []string `json:"load_balancers,omitempty"`
 	// Serving counts the load balancer's steering pools that would still
-	// serve; Minimum is what the rule asks.
+	// serve; Minimum is what the rule asks. For a global rule they are
+	// what it counts (zones, pools, serving load balancers) and its
+	// limit (a percentage for min_serving_load_balancers_percent).
 	Serving int    `json:"serving"`
 	Minimum int    `json:"minimum"`
 	Message string `json:"message"`
@@ -392,7 +397,11 @@ type SafetyError struct {
 func (e *SafetyError) Error() string {
 	parts := make([]string, len(e.Harms))
 	for i, h := range e.Harms {
-		parts[i] = h.Rule + " on load balancer " + h.LoadBalancer + ": " + h.Message
+		on := " on load balancer " + h.LoadBalancer
+		if h.LoadBalancer == "" {
+			on = " across load balancers " + strings.Join(h.LoadBalancers, ", ")
+		}
+		parts[i] = h.Rule + on + ": " + h.Message
 	}
 	return "the shift would break safety rules: " + strings.Join(parts, "; ")
 }

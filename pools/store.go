@@ -131,6 +131,7 @@ type Store interface {
 	KeyStore          // dnssec_store.go
 	CookieSecretStore // cookie_secret.go
 	ShiftStore        // shift.go
+	SafetyRulesStore  // safety_rules.go
 	NotifyStore       // notify.go
 
 	Close() error

@@ -216,14 +216,7 @@ func shiftedZones(lb *LB, shifts []*pools.Shift) int {
 // this snapshot holds. A load balancer the shift does not touch is never
 // harmed by it, even when its health already breaks a rule.
 func (s *Snapshot) ShiftHarm(stored []pools.Shift, proposed *pools.Shift) []pools.ShiftHarm {
-	var others []*pools.Shift
-	for i := range stored {
-		o := &stored[i]
-		if o.ID != proposed.ID && o.StartsAt.Before(proposed.ExpiresAt) && proposed.StartsAt.Before(o.End()) &&
-			o.State(s.built) != pools.ShiftEnded && o.State(s.built) != pools.ShiftExpired {
-			others = append(others, o)
-		}
-	}
+	others := s.overlapping(stored, proposed)
 	with := append(slices.Clone(others), proposed)
 	var harms []pools.ShiftHarm
 	for _, lb := range s.lbs {
@@ -301,4 +294,129 @@ func (p *pool) shed(req *Request, rnd Rand) bool {
 // follows each way a decision can go instead of drawing.
 type brancher interface {
 	branch(p float64) bool
+}
+
+// overlapping are the stored shifts, other than proposed, that may be in
+// force at some moment while it is: they count with it.
+func (s *Snapshot) overlapping(stored []pools.Shift, proposed *pools.Shift) []*pools.Shift {
+	var others []*pools.Shift
+	for i := range stored {
+		o := &stored[i]
+		if o.ID != proposed.ID && o.StartsAt.Before(proposed.ExpiresAt) && proposed.StartsAt.Before(o.End()) &&
+			o.State(s.built) != pools.ShiftEnded && o.State(s.built) != pools.ShiftExpired {
+			others = append(others, o)
+		}
+	}
+	return others
+}
+
+// shiftedTargets are the distinct zones and pools that shifts name.
+func shiftedTargets(shifts []*pools.Shift) (zones, pls []string) {
+	for _, sh := range shifts {
+		if z := sh.Target.Zone; z != "" && !slices.Contains(zones, z) {
+			zones = append(zones, z)
+		}
+		if p := sh.Target.Pool; p != "" && !slices.Contains(pls, p) {
+			pls = append(pls, p)
+		}
+	}
+	return zones, pls
+}
+
+// servingLBs counts the load balancers with steering pools, and those of
+// them with one serving under the shifts given (each load balancer's
+// overlay of them; nil: the shifts in force).
+func (s *Snapshot) servingLBs(shifts []*pools.Shift, inForce bool) (serving, total int, down []string) {
+	for _, lb := range s.lbs {
+		if len(lb.steeringPools()) == 0 {
+			continue
+		}
+		total++
+		o := lb.shift
+		if !inForce {
+			o = s.overlay(lb, shifts)
+		}
+		if s.servingCount(lb, o) > 0 {
+			serving++
+		} else {
+			down = append(down, lb.id)
+		}
+	}
+	return serving, total, down
+}
+
+// GlobalShiftHarm says which global safety rules the proposed shift would
+// break, given the stored shifts that overlap its time. Like ShiftHarm, a
+// shift that changes no load balancer's answers harms nothing; a rule
+// already broken (an override, health) refuses only a shift that adds to
+// it. Each harm names the load balancers the shift changes.
+func (s *Snapshot) GlobalShiftHarm(stored []pools.Shift, rules pools.SafetyRules, proposed *pools.Shift) []pools.ShiftHarm {
+	others := s.overlapping(stored, proposed)
+	with := append(slices.Clone(others), proposed)
+	var touched []string
+	for _, lb := range s.lbs {
+		if !s.overlay(lb, others).equal(s.overlay(lb, with)) {
+			touched = append(touched, lb.id)
+		}
+	}
+	if len(touched) == 0 {
+		return nil
+	}
+	var harms []pools.ShiftHarm
+	zones, pls := shiftedTargets(others)
+	if max := rules.MaxShiftedZones; max > 0 && proposed.Target.Zone != "" && !slices.Contains(zones, proposed.Target.Zone) && len(zones)+1 > max {
+		harms = append(harms, pools.ShiftHarm{Rule: pools.RuleGlobalMaxShiftedZones, LoadBalancers: touched,
+			Serving: len(zones) + 1, Minimum: max,
+			Message: plural(len(zones)+1, "zone") + " would be shifted at once across every load balancer, more than the global max_shifted_zones"})
+	}
+	if max := rules.MaxShiftedPools; max > 0 && proposed.Target.Pool != "" && !slices.Contains(pls, proposed.Target.Pool) && len(pls)+1 > max {
+		harms = append(harms, pools.ShiftHarm{Rule: pools.RuleGlobalMaxShiftedPools, LoadBalancers: touched,
+			Serving: len(pls) + 1, Minimum: max,
+			Message: plural(len(pls)+1, "pool") + " would be shifted at once, more than the global max_shifted_pools"})
+	}
+	if pct := rules.MinServingLoadBalancersPercent; pct > 0 {
+		before, total, _ := s.servingLBs(others, false)
+		after, _, _ := s.servingLBs(with, false)
+		if after < before && after*100 < pct*total {
+			harms = append(harms, pools.ShiftHarm{Rule: pools.RuleGlobalMinServingLoadBalancersPercent, LoadBalancers: touched,
+				Serving: after, Minimum: pct,
+				Message: strconv.Itoa(after) + " of " + plural(total, "load balancer") + " would keep a steering pool serving, fewer than the global min_serving_load_balancers_percent " + strconv.Itoa(pct) + "%"})
+		}
+	}
+	return harms
+}
+
+// GlobalSafetyNow says which global safety rules no longer hold with the
+// shifts in force and the health of now (an override, or health that
+// changed after the shifts started). Nothing is reported while no shift
+// is in force: the rules are about shifts.
+func (s *Snapshot) GlobalSafetyNow(rules pools.SafetyRules) []pools.ShiftHarm {
+	active := activeShifts(s.cfg, s.built)
+	if len(active) == 0 {
+		return nil
+	}
+	var shifted []string
+	for _, lb := range s.lbs {
+		if lb.shift != nil {
+			shifted = append(shifted, lb.id)
+		}
+	}
+	var harms []pools.ShiftHarm
+	zones, pls := shiftedTargets(active)
+	if max := rules.MaxShiftedZones; max > 0 && len(zones) > max {
+		harms = append(harms, pools.ShiftHarm{Rule: pools.RuleGlobalMaxShiftedZones, LoadBalancers: shifted, Serving: len(zones), Minimum: max,
+			Message: plural(len(zones), "zone") + " are shifted at once, more than the global max_shifted_zones"})
+	}
+	if max := rules.MaxShiftedPools; max > 0 && len(pls) > max {
+		harms = append(harms, pools.ShiftHarm{Rule: pools.RuleGlobalMaxShiftedPools, LoadBalancers: shifted, Serving: len(pls), Minimum: max,
+			Message: plural(len(pls), "pool") + " are shifted at once, more than the global max_shifted_pools"})
+	}
+	if pct := rules.MinServingLoadBalancersPercent; pct > 0 {
+		n, total, down := s.servingLBs(nil, true)
+		if n*100 < pct*total {
+			harms = append(harms, pools.ShiftHarm{Rule: pools.RuleGlobalMinServingLoadBalancersPercent, LoadBalancers: down, Serving: n, Minimum: pct,
+				Message: strconv.Itoa(n) + " of " + plural(total, "load balancer") + " keep a steering pool serving, fewer than the global min_serving_load_balancers_percent " + strconv.Itoa(pct) + "%"})
+		}
+	}
+	return harms
 }

@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"CookieSecret", testCookieSecret},
 		{"Shifts", testShifts},
 		{"ShiftPrune", testShiftPrune},
+		{"SafetyRules", testSafetyRules},
 		{"MonitorGroups", testMonitorGroups},
 		{"NotifySubscriptions", testNotifySubscriptions},
 		{"NotifyOutbox", testNotifyOutbox},
