@@ -42,6 +42,9 @@ func testSafetyRules(t *testing.T, s pools.Store) {
 	if err != nil || got.Revision != put.Revision || got.MaxShiftedPools != 3 || !got.ModifiedOn.Equal(*put.ModifiedOn) {
 		t.Fatalf("read back %+v, %v; wrote %+v", got, err, put)
 	}
+	if _, err := s.PutSafetyRules(c, pools.SafetyRules{}, 0); !errors.Is(err, pools.ErrStale) {
+		t.Fatalf("If-Match 0 (never written) over written rules: %v, want stale", err)
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i := range errs {
