@@ -65,6 +65,10 @@ func (e *apiError) Error() string {
 		fmt.Fprintf(&b, "\n  the token lacks the scope %q", e.Problem.MissingScope)
 	}
 	for _, h := range e.Problem.Safety {
+		if h.LoadBalancer == "" { // a global rule
+			fmt.Fprintf(&b, "\n  safety rule %s across load balancers %s: %s", h.Rule, strings.Join(h.LoadBalancers, ", "), h.Message)
+			continue
+		}
 		fmt.Fprintf(&b, "\n  safety rule %s on load balancer %s: %s", h.Rule, h.LoadBalancer, h.Message)
 	}
 	for _, r := range e.Problem.Referrers {

@@ -50,3 +50,24 @@ func TestShiftCommands(t *testing.T) {
 	})
 	n.mustCtl(exitUsage, "shift", "bogus")
 }
+
+// TestShiftRefusedByGlobalRule: a refusal by a global safety rule names
+// the rule and the load balancers the shift would change.
+func TestShiftRefusedByGlobalRule(t *testing.T) {
+	t.Parallel()
+	n := startNode(t)
+	file, _ := fullFile(t)
+	n.mustCtl(exitOK, "apply", "-f", file)
+	if st, _ := n.call("PATCH", "/api/v1/load_balancers/www", map[string]any{"default_pools": []string{"web", "extra"}}, ""); st != 200 {
+		t.Fatalf("patch: %d", st)
+	}
+	if st, _ := n.call("PUT", "/api/v1/safety/rules", map[string]any{"max_shifted_pools": 1}, ""); st != 200 {
+		t.Fatalf("rules: %d", st)
+	}
+	n.mustCtl(exitOK, "shift", "start", "--pool", "web", "--lb", "www", "--reason", "bad deploy", "--duration", "2h")
+	code, _, errOut := n.ctl("shift", "start", "--pool", "extra", "--lb", "www", "--reason", "r", "--duration", "1h")
+	if code != exitFailed || !strings.Contains(errOut, "409") ||
+		!strings.Contains(errOut, "safety rule global.max_shifted_pools across load balancers www: 2 pools would be shifted at once") {
+		t.Fatalf("refusal: exit %d\n%s", code, errOut)
+	}
+}
