@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/glb-dns/glb/internal/testnode"
 )
 
 // Two clusters publish one name: each gets its pool, the load balancer
@@ -30,7 +32,7 @@ func TestTwoClustersShareOneName(t *testing.T) {
 		t.Fatal("no load balancer for app.glb.test")
 	}
 	pa, pb := poolIDFor("eu", "app.glb.test", "eu"), poolIDFor("us", "app.glb.test", "us")
-	if got := strs(lb["default_pools"]); !slices.Equal(got, []string{pa, pb}) {
+	if got := testnode.Strings(lb["default_pools"]); !slices.Equal(got, []string{pa, pb}) {
 		t.Errorf("default pools %v, want [%s %s]", got, pa, pb)
 	}
 	if lb["fallback_pool"] != pa || lb["owner"] != lbOwner {
@@ -72,7 +74,7 @@ func TestRemovingOneClusterRemovesOnlyItsPool(t *testing.T) {
 
 	apply(t, a, changes{Delete: []*endpoint{ea}})
 	lb := n.lbs()["app.glb.test"]
-	if got := strs(lb["default_pools"]); !slices.Equal(got, []string{pb}) || lb["fallback_pool"] != pb {
+	if got := testnode.Strings(lb["default_pools"]); !slices.Equal(got, []string{pb}) || lb["fallback_pool"] != pb {
 		t.Errorf("after eu left: default pools %v fallback %v, want [%s] and %s", got, lb["fallback_pool"], pb, pb)
 	}
 	if code, _, _ := n.call(http.MethodGet, "/pools/"+poolIDFor("eu", "app.glb.test", "eu"), nil, ""); code != http.StatusNotFound {
@@ -110,7 +112,7 @@ func TestJoinsOperatorsLoadBalancer(t *testing.T) {
 	n.must(http.MethodPatch, "/load_balancers/app", map[string]any{"steering_policy": "off", "fallback_pool": pa}, "")
 	apply(t, b, changes{Create: []*endpoint{ep("app.glb.test", "A", "us", "198.51.100.1")}})
 	lb := n.must(http.MethodGet, "/load_balancers/app", nil, "")
-	if got := strs(lb["default_pools"]); !slices.Equal(got, []string{"onprem", pa, pb}) {
+	if got := testnode.Strings(lb["default_pools"]); !slices.Equal(got, []string{"onprem", pa, pb}) {
 		t.Errorf("default pools %v, want [onprem %s %s]", got, pa, pb)
 	}
 	if lb["steering_policy"] != "off" || lb["fallback_pool"] != pa || lb["owner"] != nil {
@@ -124,7 +126,7 @@ func TestJoinsOperatorsLoadBalancer(t *testing.T) {
 	n.must(http.MethodPatch, "/load_balancers/app", map[string]any{"fallback_pool": "onprem"}, "")
 	apply(t, a, changes{Delete: []*endpoint{ea}})
 	lb = n.must(http.MethodGet, "/load_balancers/app", nil, "")
-	if got := strs(lb["default_pools"]); !slices.Equal(got, []string{"onprem", pb}) || lb["steering_policy"] != "off" {
+	if got := testnode.Strings(lb["default_pools"]); !slices.Equal(got, []string{"onprem", pb}) || lb["steering_policy"] != "off" {
 		t.Errorf("after eu left: default pools %v steering %v", got, lb["steering_policy"])
 	}
 }
@@ -195,7 +197,7 @@ func TestAdjustedEndpointsMatchRecords(t *testing.T) {
 		t.Errorf("b's pool monitor %v, want tcp", pool["monitor"])
 	}
 	lb := n.lbs()["app.glb.test"]
-	if got := strs(lb["region_pools"].(map[string]any)["WEU"]); !slices.Equal(got, []string{poolIDFor("eu", "app.glb.test", "eu")}) {
+	if got := testnode.Strings(lb["region_pools"].(map[string]any)["WEU"]); !slices.Equal(got, []string{poolIDFor("eu", "app.glb.test", "eu")}) {
 		t.Errorf("region pools %v", lb["region_pools"])
 	}
 	// Applying the same again writes nothing.
@@ -272,7 +274,7 @@ func TestConcurrentClustersLoseNothing(t *testing.T) {
 			t.Errorf("%s: no load balancer", name)
 			continue
 		}
-		got := strs(lb["default_pools"])
+		got := testnode.Strings(lb["default_pools"])
 		for _, p := range ps {
 			if !slices.Contains(got, poolIDFor(p.owner, name, p.owner)) {
 				t.Errorf("%s: %s's pool missing from %v", name, p.owner, got)
@@ -322,7 +324,7 @@ func TestConcurrentClustersLoseNothing(t *testing.T) {
 	for i := range names {
 		name := fmt.Sprintf("app%d.glb.test", i)
 		want := poolIDFor("eu", name, "eu")
-		if got := strs(lbs[name]["default_pools"]); !slices.Equal(got, []string{want}) || lbs[name]["fallback_pool"] != want {
+		if got := testnode.Strings(lbs[name]["default_pools"]); !slices.Equal(got, []string{want}) || lbs[name]["fallback_pool"] != want {
 			t.Errorf("%s: default pools %v fallback %v, want only eu's %s", name, got, lbs[name]["fallback_pool"], want)
 		}
 	}
@@ -540,7 +542,7 @@ func TestTTLOwnership(t *testing.T) {
 		t.Errorf("AdjustEndpoints kept TTL %d for an operator's load balancer", desired[0].RecordTTL)
 	}
 	apply(t, a, changes{Create: []*endpoint{withTTL(ep("ops.glb.test", "A", "eu", "192.0.2.2"), 60)}})
-	if lb := n.lbs()["ops.glb.test"]; lb["ttl"] != float64(5) || !slices.Contains(strs(lb["default_pools"]), poolIDFor("eu", "ops.glb.test", "eu")) {
+	if lb := n.lbs()["ops.glb.test"]; lb["ttl"] != float64(5) || !slices.Contains(testnode.Strings(lb["default_pools"]), poolIDFor("eu", "ops.glb.test", "eu")) {
 		t.Errorf("operator's load balancer: ttl %v (want 5), default pools %v", lb["ttl"], lb["default_pools"])
 	}
 }

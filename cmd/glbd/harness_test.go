@@ -1,27 +1,22 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	neturl "net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/glb-dns/glb/api/apitest"
+	"github.com/glb-dns/glb/internal/testnode"
 	"github.com/glb-dns/glb/pools/postgres/pgtest"
 )
 
@@ -29,25 +24,8 @@ import (
 var glbdBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "glbd-e2e")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	glbdBin = filepath.Join(dir, "glbd")
-	build := exec.Command("go", "build", "-race", "-o", glbdBin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building glbd:", err)
-		os.Exit(1)
-	}
-	if _, err := exec.LookPath("dig"); err != nil {
-		fmt.Fprintln(os.Stderr, "the end-to-end tests need dig (Debian/Ubuntu: apt-get install bind9-dnsutils)")
-		os.Exit(1)
-	}
-	code := m.Run()
+	code := testnode.Run(m, []string{"dig"}, testnode.Binary{Dir: "../..", Pkg: "./cmd/glbd", Flags: []string{"-race"}, Path: &glbdBin})
 	closeBrowser()
-	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
@@ -59,30 +37,12 @@ type glbd struct {
 	api     string // http://host:port
 	token   string
 	dataDir string
-	logs    *syncBuffer
+	logs    *testnode.Logs
 	done    chan struct{}
+	proc    *testnode.Process
 	// http checks every API response against api/openapi.json.
 	http *http.Client
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-var servingLine = regexp.MustCompile(`msg="glbd serving".* dns=(\S+) api=(\S+)`)
 
 // startGlbd starts glbd on ports chosen by the kernel and waits for the
 // line that says where it listens.
@@ -101,93 +61,25 @@ func startGlbdWrapped(t *testing.T, dataDir string, wrap []string, args ...strin
 	full := append([]string{"serve", "--dns-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
 		"--data-dir", dataDir, "--log-level", "debug"}, args...)
 	full = append(append(wrap[:len(wrap):len(wrap)], glbdBin), full...)
-	cmd := exec.Command(full[0], full[1:]...)
-	cmd.Env = append(os.Environ(), "GLB_DATABASE_URL=") // only what the test passes
-	pr, pw := io.Pipe()
-	logs := &syncBuffer{}
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start glbd: %v", err)
-	}
-	g := &glbd{t: t, cmd: cmd, dataDir: dataDir, logs: logs, done: make(chan struct{}), http: apitest.Must(t).Client(t, nil)}
-	found := make(chan [2]string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			logs.Write([]byte(line + "\n"))
-			if m := servingLine.FindStringSubmatch(line); m != nil {
-				select {
-				case found <- [2]string{m[1], m[2]}:
-				default:
-				}
-			}
-		}
-	}()
-	go func() { cmd.Wait(); pw.Close(); close(g.done) }()
-	t.Cleanup(func() {
-		g.stop()
-		if t.Failed() {
-			t.Logf("glbd logs:\n%s", logs.String())
-		}
-	})
-	select {
-	case a := <-found:
-		g.dns, g.api = a[0], "http://"+a[1]
-	case <-g.done:
-		t.Fatalf("glbd exited at start:\n%s", logs.String())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("glbd did not start within 60s:\n%s", logs.String())
-	}
-	return g
+	// GLB_DATABASE_URL is empty: only what the test passes counts.
+	p, m := testnode.Start(t, "glbd", full, []string{"GLB_DATABASE_URL="}, testnode.Serving)
+	return &glbd{t: t, cmd: p.Cmd, dataDir: dataDir, logs: p.Logs, done: p.Done, proc: p,
+		dns: m[1], api: "http://" + m[2], http: apitest.Must(t).Client(t, nil)}
 }
 
-func (g *glbd) stop() {
-	if g.cmd.Process == nil {
-		return
-	}
-	_ = g.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-g.done:
-	case <-time.After(10 * time.Second):
-		_ = g.cmd.Process.Kill()
-		<-g.done
-	}
-}
+func (g *glbd) stop() { g.proc.Stop() }
 
 // call makes an API request and decodes the JSON answer into out (if not
 // nil); it returns the status.
 func (g *glbd) call(method, path string, body any, out any) int {
 	g.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			g.t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, g.api+path, rd)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if g.token != "" {
-		req.Header.Set("Authorization", "Bearer "+g.token)
-	}
-	resp, err := g.http.Do(req)
-	if err != nil {
-		g.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	status, _, b := testnode.API{Base: g.api, Token: g.token, Client: g.http}.Do(g.t, method, path, body)
 	if out != nil && len(b) > 0 {
 		if err := json.Unmarshal(b, out); err != nil {
-			g.t.Fatalf("%s %s: %d %s: %v", method, path, resp.StatusCode, b, err)
+			g.t.Fatalf("%s %s: %d %s: %v", method, path, status, b, err)
 		}
 	}
-	return resp.StatusCode
+	return status
 }
 
 // must makes an API call that must succeed and returns the result object.
@@ -210,28 +102,14 @@ func (g *glbd) must(method, path string, body any) map[string]any {
 // and the status (NOERROR, NXDOMAIN, ...).
 func dig(t *testing.T, server, name, qtype string, extra ...string) ([]string, string) {
 	t.Helper()
-	host, port := splitHostPort(t, server)
-	args := append([]string{"@" + host, "-p", port, "+norec", "+time=2", "+tries=1", name, qtype}, extra...)
-	out, err := exec.Command("dig", args...).CombinedOutput()
+	out, err := testnode.Dig(server, append([]string{name, qtype}, extra...)...)
 	if err != nil {
 		return nil, "error: " + strings.TrimSpace(string(out))
 	}
-	status := ""
-	if m := regexp.MustCompile(`status: (\w+)`).FindSubmatch(out); m != nil {
-		status = string(m[1])
-	}
+	status, records := testnode.Answers(out)
 	var answers []string
-	inAnswer := false
-	for _, line := range strings.Split(string(out), "\n") {
-		switch {
-		case strings.HasPrefix(line, ";; ANSWER SECTION:"):
-			inAnswer = true
-		case strings.HasPrefix(line, ";;") || strings.TrimSpace(line) == "":
-			inAnswer = false
-		case inAnswer:
-			f := strings.Fields(line)
-			answers = append(answers, f[len(f)-1])
-		}
+	for _, f := range records {
+		answers = append(answers, f[len(f)-1])
 	}
 	sort.Strings(answers)
 	return answers, status
@@ -249,20 +127,7 @@ func splitHostPort(t *testing.T, hp string) (string, string) {
 // how long it took.
 func eventually(t *testing.T, within time.Duration, what string, cond func() (bool, string)) time.Duration {
 	t.Helper()
-	start := time.Now()
-	deadline := start.Add(within)
-	last := ""
-	for {
-		ok, state := cond()
-		if ok {
-			return time.Since(start)
-		}
-		last = state
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v; last state: %s", what, within, last)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return testnode.Eventually(t, within, what, cond)
 }
 
 // freshDatabase creates an empty database for one test and returns its

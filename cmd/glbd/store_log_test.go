@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/glb-dns/glb/internal/testnode"
 	"github.com/glb-dns/glb/pools/postgres"
 	"github.com/glb-dns/glb/pools/postgres/pgtest"
 )
@@ -18,7 +19,7 @@ import (
 // seen by the operator rather than discarded.
 func TestStoreWarningsReachTheNodeLog(t *testing.T) {
 	url := pgtest.URL(t)
-	logs := &syncBuffer{}
+	logs := &testnode.Logs{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -50,7 +51,7 @@ func TestStoreWarningsReachTheNodeLog(t *testing.T) {
 }
 
 // waitForLog polls logs until a line contains want and returns that line.
-func waitForLog(t *testing.T, logs *syncBuffer, want string) string {
+func waitForLog(t *testing.T, logs *testnode.Logs, want string) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -1,8 +1,6 @@
 package acme_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -14,12 +12,10 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -36,27 +32,14 @@ import (
 	"github.com/letsencrypt/pebble/v2/va"
 	"github.com/letsencrypt/pebble/v2/wfe"
 	"github.com/miekg/dns"
+
+	"github.com/glb-dns/glb/internal/testnode"
 )
 
 var glbdBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "glbd-acme")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	glbdBin = filepath.Join(dir, "glbd")
-	build := exec.Command("go", "build", "-o", glbdBin, "./cmd/glbd")
-	build.Dir = "../.."
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building glbd:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testnode.Run(m, nil, testnode.Binary{Dir: "../..", Pkg: "./cmd/glbd", Path: &glbdBin}))
 }
 
 // node is a running glbd.
@@ -65,65 +48,22 @@ type node struct {
 	dns, api string
 }
 
-var servingLine = regexp.MustCompile(`msg="glbd serving".* dns=(\S+) api=(\S+)`)
-
 func startGlbd(t *testing.T) *node {
 	t.Helper()
-	cmd := exec.Command(glbdBin, "serve", "--dns-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0", "--data-dir", t.TempDir())
-	cmd.Env = append(os.Environ(), "GLB_DATABASE_URL=", "GLB_API_TOKEN=")
-	pr, pw := io.Pipe()
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	found := make(chan [2]string, 1)
-	done := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			logs.WriteString(sc.Text() + "\n")
-			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
-				found <- [2]string{m[1], m[2]}
-			}
-		}
-		close(done)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		pw.Close()
-		<-done
-		if t.Failed() {
-			t.Logf("glbd logs:\n%s", logs.String())
-		}
-	})
-	select {
-	case a := <-found:
-		return &node{t: t, dns: a[0], api: "http://" + a[1]}
-	case <-time.After(60 * time.Second):
-		t.Fatal("glbd did not start")
-	}
-	return nil
+	_, m := testnode.Start(t, "glbd", []string{glbdBin, "serve", "--dns-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0", "--data-dir", t.TempDir()},
+		[]string{"GLB_DATABASE_URL=", "GLB_API_TOKEN="}, testnode.Serving)
+	return &node{t: t, dns: m[1], api: "http://" + m[2]}
 }
 
 // must makes an API call that must succeed and returns its result.
 func (n *node) must(method, path string, body any) map[string]any {
 	n.t.Helper()
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(method, n.api+path, bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		n.t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	status, _, raw := testnode.API{Base: n.api}.Do(n.t, method, path, body)
 	var out struct {
 		Result map[string]any `json:"result"`
 	}
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 != 2 || json.Unmarshal(raw, &out) != nil {
-		n.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+	if status/100 != 2 || json.Unmarshal(raw, &out) != nil {
+		n.t.Fatalf("%s %s: %d %s", method, path, status, raw)
 	}
 	return out.Result
 }

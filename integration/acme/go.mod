@@ -3,6 +3,7 @@ module github.com/glb-dns/glb/integration/acme
 go 1.26.0
 
 require (
+	github.com/glb-dns/glb v0.0.0
 	github.com/go-acme/lego/v5 v5.6.0
 	github.com/letsencrypt/pebble/v2 v2.10.3
 	github.com/miekg/dns v1.1.73
@@ -29,7 +30,9 @@ require (
 	github.com/spf13/afero v1.15.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.62.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	software.sslmate.com/src/go-pkcs12 v0.7.4 // indirect
 )
+
+replace github.com/glb-dns/glb => ../..
