@@ -36,6 +36,12 @@ func (e *ValidationError) Error() string {
 	return "invalid: " + strings.Join(parts, "; ")
 }
 
+// NameTaken is the error for a named thing (a token, a TSIG key) whose
+// name is in use already; both stores answer it alike.
+func NameTaken(what, name string) error {
+	return &ValidationError{Errors: []FieldError{{Path: "name", Message: fmt.Sprintf("a %s named %q already exists", what, name)}}}
+}
+
 // Referrer names an object that refers to another.
 type Referrer struct {
 	Kind string `json:"kind"` // "pool", "load_balancer"

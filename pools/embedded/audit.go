@@ -47,6 +47,36 @@ func (s *Store) audited(ctx context.Context, k pools.Kind, fn func(*pools.Record
 	return rev, err
 }
 
+// revisioned runs a configuration write outside the object kinds (a token,
+// a TSIG key) in one transaction, as every write is: the revision is
+// bumped, fn changes the buckets and returns the thing before and after
+// (nil for none), its audit entry (action on kind/id, at now) is appended,
+// and the watchers hear of the revision once the transaction has
+// committed.
+func (s *Store) revisioned(ctx context.Context, action string, k pools.Kind, id string, now time.Time, fn func(tx *bbolt.Tx) (before, after any, err error)) error {
+	var rev int64
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		var err error
+		if rev, err = (txn{tx}).BumpRevision(); err != nil {
+			return err
+		}
+		before, after, err := fn(tx)
+		if err != nil {
+			return err
+		}
+		e, err := pools.NewAuditEntry(ctx, rev, action, k, id, before, after, now)
+		if err != nil {
+			return err
+		}
+		return appendAudit(tx, &e)
+	})
+	if err != nil {
+		return err
+	}
+	s.watchers.Notify(pools.Change{Revision: rev})
+	return nil
+}
+
 func appendAudit(tx *bbolt.Tx, e *pools.AuditEntry) error {
 	b := tx.Bucket(auditBucket)
 	seq, err := b.NextSequence()

@@ -34,11 +34,7 @@ func (s *Store) CookieSecret(ctx context.Context, rotateAfter time.Duration) (po
 		}
 		next, changed := pools.NextCookieSecret(cur, s.now(), rotateAfter)
 		if changed {
-			v, err := json.Marshal(next)
-			if err != nil {
-				return err
-			}
-			if err := b.Put(cookieKey, v); err != nil {
+			if err := putJSON(b, cookieKey, next); err != nil {
 				return err
 			}
 		}

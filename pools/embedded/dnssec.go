@@ -50,13 +50,7 @@ func zoneKeys(tx *bbolt.Tx, zoneID string) ([]pools.ZoneKey, error) {
 
 // ZoneKeys returns a zone's DNSSEC keys.
 func (s *Store) ZoneKeys(ctx context.Context, zoneID string) ([]pools.ZoneKey, error) {
-	var keys []pools.ZoneKey
-	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		var err error
-		keys, err = zoneKeys(tx, zoneID)
-		return err
-	})
-	return keys, err
+	return read(s, ctx, func(tx *bbolt.Tx) ([]pools.ZoneKey, error) { return zoneKeys(tx, zoneID) })
 }
 
 // UpdateZoneKeys applies fn to a zone's keys in one bbolt write

@@ -118,6 +118,31 @@ func (s *Store) batch(ctx context.Context, fn func(*bbolt.Tx) error) error {
 	return unavailable(s.db.Batch(fn))
 }
 
+// read returns what get finds in one read transaction.
+func read[T any](s *Store, ctx context.Context, get func(tx *bbolt.Tx) (T, error)) (T, error) {
+	var out T
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		var err error
+		out, err = get(tx)
+		return err
+	})
+	return out, err
+}
+
+// list reads every key of bucket with get, in key order, in one read
+// transaction.
+func list[T any](s *Store, ctx context.Context, bucket []byte, get func(tx *bbolt.Tx, key string) (T, error)) ([]T, error) {
+	out := []T{}
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucket).ForEach(func(k, _ []byte) error {
+			v, err := get(tx, string(k))
+			out = append(out, v)
+			return err
+		})
+	})
+	return out, err
+}
+
 func knownKind(k pools.Kind) error {
 	if pools.New(k) == nil {
 		return fmt.Errorf("unknown kind %q: %w", k, pools.ErrNotFound)
@@ -133,15 +158,31 @@ func decode(k pools.Kind, v []byte) (pools.Object, error) {
 	return o, nil
 }
 
+// getJSON decodes the value under key in b into v; what names the thing in
+// errors ("token"), and no value is pools.ErrNotFound.
+func getJSON(b *bbolt.Bucket, what, key string, v any) error {
+	raw := b.Get([]byte(key))
+	if raw == nil {
+		return fmt.Errorf("%s %q: %w", what, key, pools.ErrNotFound)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("decode %s %q: %w", what, key, err)
+	}
+	return nil
+}
+
+// putJSON stores v as JSON under key in b.
+func putJSON(b *bbolt.Bucket, key []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.Put(key, raw)
+}
+
 // Get returns one object or pools.ErrNotFound.
 func (s *Store) Get(ctx context.Context, k pools.Kind, id string) (pools.Object, error) {
-	var o pools.Object
-	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		var err error
-		o, err = txn{tx}.Get(k, id)
-		return err
-	})
-	return o, err
+	return read(s, ctx, func(tx *bbolt.Tx) (pools.Object, error) { return txn{tx}.Get(k, id) })
 }
 
 // List returns one page of a kind ordered by (created_on, id).
@@ -173,30 +214,26 @@ func (s *Store) List(ctx context.Context, k pools.Kind, p pools.Page) (pools.Lis
 
 // Create stores a new object; see pools.CreateIn for the rules.
 func (s *Store) Create(ctx context.Context, o pools.Object) (pools.Object, error) {
-	var out pools.Object
-	rev, err := s.audited(ctx, o.Kind(), func(t *pools.Recorder) (string, int64, error) {
-		var rev int64
-		var err error
-		out, rev, err = pools.CreateIn(t, o, s.now())
-		if err != nil {
-			return "", 0, err
-		}
-		return out.ObjectMeta().ID, rev, nil
+	return s.writeObject(ctx, o.Kind(), func(t *pools.Recorder) (pools.Object, int64, error) {
+		return pools.CreateIn(t, o, s.now())
 	})
-	if err != nil {
-		return nil, err
-	}
-	s.watchers.Notify(pools.Change{Revision: rev})
-	return out, nil
 }
 
 // Replace overwrites an object; see pools.ReplaceIn for the rules.
 func (s *Store) Replace(ctx context.Context, o pools.Object, ifRevision int64) (pools.Object, error) {
+	return s.writeObject(ctx, o.Kind(), func(t *pools.Recorder) (pools.Object, int64, error) {
+		return pools.ReplaceIn(t, o, ifRevision, s.now())
+	})
+}
+
+// writeObject runs a write of one object of kind k through the rules
+// (fn), audited, and tells the watchers of the new revision.
+func (s *Store) writeObject(ctx context.Context, k pools.Kind, fn func(*pools.Recorder) (pools.Object, int64, error)) (pools.Object, error) {
 	var out pools.Object
-	rev, err := s.audited(ctx, o.Kind(), func(t *pools.Recorder) (string, int64, error) {
+	rev, err := s.audited(ctx, k, func(t *pools.Recorder) (string, int64, error) {
 		var rev int64
 		var err error
-		out, rev, err = pools.ReplaceIn(t, o, ifRevision, s.now())
+		out, rev, err = fn(t)
 		if err != nil {
 			return "", 0, err
 		}
@@ -286,12 +323,7 @@ func revision(tx *bbolt.Tx) int64 {
 
 // Revision is the global configuration revision.
 func (s *Store) Revision(ctx context.Context) (int64, error) {
-	var rev int64
-	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		rev = revision(tx)
-		return nil
-	})
-	return rev, err
+	return read(s, ctx, func(tx *bbolt.Tx) (int64, error) { return revision(tx), nil })
 }
 
 // Watch reports every committed write (and health publication) until ctx

@@ -3,12 +3,14 @@ package postgres
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/glb-dns/glb/pools"
 )
@@ -32,6 +34,46 @@ func (s *Store) audited(ctx context.Context, k pools.Kind, fn func(*pools.Record
 		}
 		return t.writeEvent(&e)
 	})
+}
+
+// revisioned runs a configuration write outside the object kinds (a token,
+// a TSIG key) in one transaction, as every write is: the revision is
+// bumped, fn changes the rows and returns the thing before and after (nil
+// for none), and its audit entry (action on kind/id, at now) is written.
+func (s *Store) revisioned(ctx context.Context, action string, k pools.Kind, id string, now time.Time, fn func(t *txn) (before, after any, err error)) error {
+	return s.write(ctx, func(t *txn) error {
+		rev, err := t.BumpRevision()
+		if err != nil {
+			return err
+		}
+		before, after, err := fn(t)
+		if err != nil {
+			return err
+		}
+		e, err := pools.NewAuditEntry(ctx, rev, action, k, id, before, after, now)
+		if err != nil {
+			return err
+		}
+		return t.audit(&e)
+	})
+}
+
+// inserted is the error of an insert … on conflict do nothing that
+// inserted nothing: the name is taken.
+func inserted(tag pgconn.CommandTag, err error, what, name string) error {
+	if err == nil && tag.RowsAffected() == 0 {
+		return pools.NameTaken(what, name)
+	}
+	return err
+}
+
+// missing is the error of a query for one row (a select, a delete …
+// returning) that found none: what named name is not there.
+func missing(err error, what, name string) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%s %q: %w", what, name, pools.ErrNotFound)
+	}
+	return err
 }
 
 func (t *txn) audit(e *pools.AuditEntry) error {

@@ -36,10 +36,7 @@ func (s *Store) UpdateZoneKeys(ctx context.Context, zoneID string, fn func([]poo
 	err := s.write(ctx, func(t *txn) error {
 		var id string
 		err := t.tx.QueryRow(t.ctx, "select id from zones where id = $1::text for update", zoneID).Scan(&id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("zone %q: %w", zoneID, pools.ErrNotFound)
-		}
-		if err != nil {
+		if err := missing(err, "zone", zoneID); err != nil {
 			return err
 		}
 		cur, err := zoneKeys(t.ctx, t.tx, zoneID)

@@ -40,24 +40,10 @@ func (s *Store) CreateToken(ctx context.Context, tok pools.Token) (pools.Token, 
 	for i, sc := range tok.Scopes {
 		scopes[i] = string(sc)
 	}
-	err := s.write(ctx, func(t *txn) error {
-		rev, err := t.BumpRevision()
-		if err != nil {
-			return err
-		}
+	err := s.revisioned(ctx, pools.ActionCreate, pools.KindToken, tok.Name, now, func(t *txn) (any, any, error) {
 		tag, err := t.tx.Exec(ctx, `insert into api_tokens (`+tokenColumns+`) values ($1, $2, $3, $4, $5, null)
 			on conflict (name) do nothing`, tok.Name, tok.Hash, scopes, tok.CreatedOn, tok.ExpiresOn)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return &pools.ValidationError{Errors: []pools.FieldError{{Path: "name", Message: fmt.Sprintf("a token named %q already exists", tok.Name)}}}
-		}
-		e, err := pools.NewAuditEntry(ctx, rev, pools.ActionCreate, pools.KindToken, tok.Name, nil, tok, now)
-		if err != nil {
-			return err
-		}
-		return t.audit(&e)
+		return nil, tok, inserted(tag, err, "token", tok.Name)
 	})
 	if err != nil {
 		return pools.Token{}, err
@@ -101,23 +87,9 @@ func (s *Store) TokenByHash(ctx context.Context, hash []byte) (pools.Token, erro
 
 // DeleteToken revokes a token, bumps the revision and audits it.
 func (s *Store) DeleteToken(ctx context.Context, name string) error {
-	return s.write(ctx, func(t *txn) error {
-		rev, err := t.BumpRevision()
-		if err != nil {
-			return err
-		}
+	return s.revisioned(ctx, pools.ActionDelete, pools.KindToken, name, s.now(), func(t *txn) (any, any, error) {
 		old, err := scanToken(t.tx.QueryRow(ctx, "delete from api_tokens where name = $1 returning "+tokenColumns, name))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("token %q: %w", name, pools.ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		e, err := pools.NewAuditEntry(ctx, rev, pools.ActionDelete, pools.KindToken, name, old, nil, s.now())
-		if err != nil {
-			return err
-		}
-		return t.audit(&e)
+		return old, nil, missing(err, "token", name)
 	})
 }
 

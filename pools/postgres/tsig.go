@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -40,27 +39,13 @@ func (s *Store) CreateTSIGKey(ctx context.Context, k pools.TSIGKey) (pools.TSIGK
 	if err != nil {
 		return pools.TSIGKey{}, err
 	}
-	err = s.write(ctx, func(t *txn) error {
-		rev, err := t.BumpRevision()
-		if err != nil {
-			return err
-		}
+	err = s.revisioned(ctx, pools.ActionCreate, pools.KindTSIGKey, k.Name, now, func(t *txn) (any, any, error) {
 		if err := k.CheckZones(t); err != nil {
-			return err
+			return nil, nil, err
 		}
 		tag, err := t.tx.Exec(ctx, `insert into tsig_keys (`+tsigColumns+`) values ($1, $2, $3, $4, $5)
 			on conflict (name) do nothing`, k.Name, k.Algorithm, k.Secret, grants, k.CreatedOn)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return &pools.ValidationError{Errors: []pools.FieldError{{Path: "name", Message: fmt.Sprintf("a TSIG key named %q already exists", k.Name)}}}
-		}
-		e, err := pools.NewAuditEntry(ctx, rev, pools.ActionCreate, pools.KindTSIGKey, k.Name, nil, k, now)
-		if err != nil {
-			return err
-		}
-		return t.audit(&e)
+		return nil, k, inserted(tag, err, "TSIG key", k.Name)
 	})
 	if err != nil {
 		return pools.TSIGKey{}, err
@@ -91,30 +76,13 @@ func (s *Store) TSIGKey(ctx context.Context, name string) (pools.TSIGKey, error)
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	k, err := scanTSIGKey(s.pool.QueryRow(ctx, "select "+tsigColumns+" from tsig_keys where name = $1", name))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return pools.TSIGKey{}, fmt.Errorf("TSIG key %q: %w", name, pools.ErrNotFound)
-	}
-	return k, mapError(err)
+	return k, mapError(missing(err, "TSIG key", name))
 }
 
 // DeleteTSIGKey removes a key, bumps the revision and audits it.
 func (s *Store) DeleteTSIGKey(ctx context.Context, name string) error {
-	return s.write(ctx, func(t *txn) error {
-		rev, err := t.BumpRevision()
-		if err != nil {
-			return err
-		}
+	return s.revisioned(ctx, pools.ActionDelete, pools.KindTSIGKey, name, s.now(), func(t *txn) (any, any, error) {
 		old, err := scanTSIGKey(t.tx.QueryRow(ctx, "delete from tsig_keys where name = $1 returning "+tsigColumns, name))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("TSIG key %q: %w", name, pools.ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		e, err := pools.NewAuditEntry(ctx, rev, pools.ActionDelete, pools.KindTSIGKey, name, old, nil, s.now())
-		if err != nil {
-			return err
-		}
-		return t.audit(&e)
+		return old, nil, missing(err, "TSIG key", name)
 	})
 }
