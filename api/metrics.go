@@ -8,6 +8,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/glb-dns/glb/internal/promset"
 )
 
 // httpMetrics counts requests by route pattern (never the raw path: ids
@@ -18,18 +20,13 @@ type httpMetrics struct {
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
+	set := promset.New("api")
 	m := &httpMetrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "glb", Subsystem: "api", Name: "requests_total",
-			Help: "API requests by route pattern, method and status class.",
-		}, []string{"route", "method", "code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: "glb", Subsystem: "api", Name: "request_duration_seconds",
-			Help:    "API request latency by route pattern and method.",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
-		}, []string{"route", "method"}),
+		requests: set.CounterVec("requests_total", "API requests by route pattern, method and status class.", "route", "method", "code"),
+		duration: set.HistogramVec("request_duration_seconds", "API request latency by route pattern and method.",
+			[]float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}, "route", "method"),
 	}
-	reg.MustRegister(m.requests, m.duration)
+	reg.MustRegister(set.Collectors()...)
 	return m
 }
 

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/glb-dns/glb/internal/promset"
 )
 
 // edge is what the server needs on the public internet beyond answering:
@@ -47,23 +49,13 @@ type edgeMetrics struct {
 }
 
 func newEdgeMetrics(reg prometheus.Registerer) (*edgeMetrics, error) {
-	const ns, sub = "glb", "dns"
-	cookies := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: ns, Subsystem: sub, Name: "cookies_total",
-		Help: "Queries with a DNS cookie, by what the server made of it (client_only, valid, invalid, malformed).",
-	}, []string{"result"})
-	rrl := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: ns, Subsystem: sub, Name: "rrl_limited_total",
-		Help: "Responses over the rate limit, by action (slipped: sent truncated; dropped).",
-	}, []string{"action"})
-	evicted := prometheus.NewCounter(prometheus.CounterOpts{
-		Namespace: ns, Subsystem: sub, Name: "tcp_evicted_total",
-		Help: "Idle TCP connections closed to admit a new one at the connection limit.",
-	})
-	for _, c := range []prometheus.Collector{cookies, rrl, evicted} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	set := promset.New("dns")
+	cookies := set.CounterVec("cookies_total",
+		"Queries with a DNS cookie, by what the server made of it (client_only, valid, invalid, malformed).", "result")
+	rrl := set.CounterVec("rrl_limited_total", "Responses over the rate limit, by action (slipped: sent truncated; dropped).", "action")
+	evicted := set.Counter("tcp_evicted_total", "Idle TCP connections closed to admit a new one at the connection limit.")
+	if err := set.Register(reg); err != nil {
+		return nil, err
 	}
 	return &edgeMetrics{
 		cookieClient: cookies.WithLabelValues("client_only"), cookieValid: cookies.WithLabelValues("valid"),

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/glb-dns/glb/internal/follow"
+	"github.com/glb-dns/glb/internal/promset"
 	"github.com/glb-dns/glb/steering"
 )
 
@@ -72,72 +73,37 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
-	const ns, sub = "glb", "dns"
-	queries := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: ns, Subsystem: sub, Name: "queries_total",
-		Help: "DNS queries answered, by query type and response code.",
-	}, []string{"type", "rcode"})
+	set := promset.New("dns")
+	queries := set.CounterVec("queries_total", "DNS queries answered, by query type and response code.", "type", "rcode")
 	m := &metrics{
-		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: ns, Subsystem: sub, Name: "request_duration_seconds",
-			Help:    "Time from a read query to its packed reply (a batch of queries is read at once), for one query in 16 of each reader.",
-			Buckets: []float64{1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 1e-3, 1e-2},
-		}),
-		truncated: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "truncated_total",
-			Help: "UDP replies truncated (TC set) because they did not fit the payload size.",
-		}),
-		dropped: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "dropped_total",
-			Help: "Messages dropped without a reply: responses (QR set) and messages shorter than a header.",
-		}),
-		panics: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "panics_total",
-			Help: "Panics recovered in the query handler (answered SERVFAIL).",
-		}),
-		answers: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "lb_answers_total",
-			Help: "Load balancer answers with records, by load balancer and answering pool.",
-		}, []string{"load_balancer", "pool"}),
-		fallback: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "lb_fallback_answers_total",
-			Help: "Load balancer answers from the fallback pool because no candidate pool was healthy.",
-		}, []string{"load_balancer"}),
-		failOpen: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "lb_fail_open_answers_total",
-			Help: "Load balancer answers from a pool with no healthy origin (every enabled origin eligible).",
-		}, []string{"load_balancer"}),
-		allDown: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "lb_all_down_answers_total",
-			Help: "Load balancer answers by the all_down policy (nodata, refused, addresses) because no candidate pool served.",
-		}, []string{"load_balancer"}),
-		tcpConns: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: ns, Subsystem: sub, Name: "tcp_connections",
-			Help: "Open DNS TCP connections.",
-		}),
-		udpBatched: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: ns, Subsystem: sub, Name: "udp_batched_sockets",
-			Help: "UDP sockets answered in batches (recvmmsg/sendmmsg); the others take one datagram per system call.",
-		}),
-		readerReplies: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "udp_reader_replies_total",
-			Help: "Replies the batched UDP loop sent through the socket that read the query rather than its send-only twin (--udp-path reader, or no twin).",
-		}),
-		snapshots: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "snapshots_published_total",
-			Help: "Snapshots published to the DNS server.",
-		}),
+		duration: set.Histogram("request_duration_seconds",
+			"Time from a read query to its packed reply (a batch of queries is read at once), for one query in 16 of each reader.",
+			[]float64{1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 1e-3, 1e-2}),
+		truncated: set.Counter("truncated_total", "UDP replies truncated (TC set) because they did not fit the payload size."),
+		dropped:   set.Counter("dropped_total", "Messages dropped without a reply: responses (QR set) and messages shorter than a header."),
+		panics:    set.Counter("panics_total", "Panics recovered in the query handler (answered SERVFAIL)."),
+		answers: set.CounterVec("lb_answers_total",
+			"Load balancer answers with records, by load balancer and answering pool.", "load_balancer", "pool"),
+		fallback: set.CounterVec("lb_fallback_answers_total",
+			"Load balancer answers from the fallback pool because no candidate pool was healthy.", "load_balancer"),
+		failOpen: set.CounterVec("lb_fail_open_answers_total",
+			"Load balancer answers from a pool with no healthy origin (every enabled origin eligible).", "load_balancer"),
+		allDown: set.CounterVec("lb_all_down_answers_total",
+			"Load balancer answers by the all_down policy (nodata, refused, addresses) because no candidate pool served.", "load_balancer"),
+		tcpConns: set.Gauge("tcp_connections", "Open DNS TCP connections."),
+		udpBatched: set.Gauge("udp_batched_sockets",
+			"UDP sockets answered in batches (recvmmsg/sendmmsg); the others take one datagram per system call."),
+		readerReplies: set.Counter("udp_reader_replies_total",
+			"Replies the batched UDP loop sent through the socket that read the query rather than its send-only twin (--udp-path reader, or no twin)."),
+		snapshots: set.Counter("snapshots_published_total", "Snapshots published to the DNS server."),
 	}
 	for i, t := range metricTypes {
 		for j, rc := range metricRcodes {
 			m.queries[i][j] = queries.WithLabelValues(t, rc)
 		}
 	}
-	for _, c := range []prometheus.Collector{queries, m.duration, m.truncated, m.dropped, m.panics,
-		m.answers, m.fallback, m.failOpen, m.allDown, m.tcpConns, m.snapshots, m.udpBatched, m.readerReplies} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := set.Register(reg); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

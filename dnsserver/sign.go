@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/glb-dns/glb/dnsserver/dnssec"
+	"github.com/glb-dns/glb/internal/promset"
 )
 
 // signing is what a builder needs to sign the RRsets it writes for a query
@@ -134,25 +135,14 @@ type signingMetrics struct {
 }
 
 func newSigningMetrics(reg prometheus.Registerer) (*signingMetrics, error) {
-	const ns, sub = "glb", "dnssec"
+	set := promset.New("dnssec")
 	m := &signingMetrics{
-		signed: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "signatures_total",
-			Help: "RRSIGs made (signature cache misses and refreshes).",
-		}),
-		hits: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "signature_cache_hits_total",
-			Help: "RRSIGs served from the signature cache.",
-		}),
-		failed: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "signature_failures_total",
-			Help: "Signing failures (the RRset was served unsigned).",
-		}),
+		signed: set.Counter("signatures_total", "RRSIGs made (signature cache misses and refreshes)."),
+		hits:   set.Counter("signature_cache_hits_total", "RRSIGs served from the signature cache."),
+		failed: set.Counter("signature_failures_total", "Signing failures (the RRset was served unsigned)."),
 	}
-	for _, c := range []prometheus.Collector{m.signed, m.hits, m.failed} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := set.Register(reg); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/glb-dns/glb/internal/promset"
 )
 
 // metrics of one Checker. Labels stay bounded: pool ids come from the
@@ -24,49 +26,21 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
-	const ns, sub = "glb", "healthcheck"
+	set := promset.New("healthcheck")
 	m := &metrics{
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: ns, Subsystem: sub, Name: "check_duration_seconds",
-			Help:    "Duration of one health check including retries, by monitor type and outcome.",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-		}, []string{"type", "outcome"}),
-		results: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "results_total",
-			Help: "Health check results by pool, monitor type and outcome (success, failure).",
-		}, []string{"pool", "type", "outcome"}),
-		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "state_changes_total",
-			Help: "Origin state changes seen by this node, by pool and new state (up, down).",
-		}, []string{"pool", "to"}),
-		healthy: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: ns, Subsystem: sub, Name: "origins_healthy",
-			Help: "Origins this node counts as healthy, by pool.",
-		}, []string{"pool"}),
-		checked: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: ns, Subsystem: sub, Name: "origins_checked",
-			Help: "Origins this node checks, by pool.",
-		}, []string{"pool"}),
-		publications: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "publications_total",
-			Help: "Publications of this node's health view, by outcome (success, failure).",
-		}, []string{"outcome"}),
-		missed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "missed_checks_total",
-			Help: "Scheduled checks skipped because the origin's previous check was still running, or waited past the slot for room in flight, by pool.",
-		}, []string{"pool"}),
-		rate: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: ns, Subsystem: sub, Name: "scheduled_checks_per_second",
-			Help: "Checks per second the configuration asks of this node: the sum over checked origins of 1 / interval. Compare with rate(glb_healthcheck_results_total).",
-		}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: ns, Subsystem: sub, Name: "checks_in_flight",
-			Help: "Checks running now, each on a goroutine of its own with at most one socket.",
-		}),
-		limit: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: ns, Subsystem: sub, Name: "checks_in_flight_limit",
-			Help: "Bound on checks in flight, and so on the checker's goroutines and sockets.",
-		}),
+		duration: set.HistogramVec("check_duration_seconds", "Duration of one health check including retries, by monitor type and outcome.",
+			[]float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}, "type", "outcome"),
+		results:      set.CounterVec("results_total", "Health check results by pool, monitor type and outcome (success, failure).", "pool", "type", "outcome"),
+		changes:      set.CounterVec("state_changes_total", "Origin state changes seen by this node, by pool and new state (up, down).", "pool", "to"),
+		healthy:      set.GaugeVec("origins_healthy", "Origins this node counts as healthy, by pool.", "pool"),
+		checked:      set.GaugeVec("origins_checked", "Origins this node checks, by pool.", "pool"),
+		publications: set.CounterVec("publications_total", "Publications of this node's health view, by outcome (success, failure).", "outcome"),
+		missed: set.CounterVec("missed_checks_total",
+			"Scheduled checks skipped because the origin's previous check was still running, or waited past the slot for room in flight, by pool.", "pool"),
+		rate: set.Gauge("scheduled_checks_per_second",
+			"Checks per second the configuration asks of this node: the sum over checked origins of 1 / interval. Compare with rate(glb_healthcheck_results_total)."),
+		inFlight: set.Gauge("checks_in_flight", "Checks running now, each on a goroutine of its own with at most one socket."),
+		limit:    set.Gauge("checks_in_flight_limit", "Bound on checks in flight, and so on the checker's goroutines and sockets."),
 	}
 	if reg == nil {
 		return m

@@ -12,6 +12,7 @@ import (
 
 	"github.com/glb-dns/glb/geodata"
 	"github.com/glb-dns/glb/healthcheck"
+	"github.com/glb-dns/glb/internal/promset"
 	"github.com/glb-dns/glb/notify"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/steering"
@@ -73,25 +74,17 @@ type node struct {
 }
 
 func newNode(log *slog.Logger, store pools.Store, dataDir string, checker *healthcheck.Checker, reg prometheus.Registerer, publish func(*current) bool) *node {
+	// No subsystem: glb_snapshot_….
+	set := promset.New("")
 	n := &node{
 		log: log.With("component", "node"), store: store, dataDir: dataDir, checker: checker,
 		publish: publish, pollEvery: 2 * time.Second, lastGood: newLastGoodWriter(dataDir, log),
 		tally: healthcheck.NewTally(), own: checker.Follow(), cursors: map[string]pools.HealthCursor{},
-		builds: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "glb", Name: "snapshot_builds_total",
-			Help: "Snapshot compilations by result (ok, error).",
-		}, []string{"result"}),
-		buildTime: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: "glb", Name: "snapshot_build_seconds",
-			Help:    "Time to compile and publish a snapshot.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
-		}),
-		revision: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "glb", Name: "snapshot_revision",
-			Help: "Configuration revision of the served snapshot.",
-		}),
+		builds:    set.CounterVec("snapshot_builds_total", "Snapshot compilations by result (ok, error).", "result"),
+		buildTime: set.Histogram("snapshot_build_seconds", "Time to compile and publish a snapshot.", prometheus.ExponentialBuckets(0.0001, 4, 10)),
+		revision:  set.Gauge("snapshot_revision", "Configuration revision of the served snapshot."),
 	}
-	reg.MustRegister(n.builds, n.buildTime, n.revision)
+	reg.MustRegister(set.Collectors()...)
 	return n
 }
 
