@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -42,34 +43,50 @@ func (s *server) createToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("token created", "token", tok.Name, "scopes", tok.Scopes, "by", callerOf(r.Context()))
-	w.Header().Set("Location", Prefix+"/tokens/"+tok.Name)
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusCreated, item{Result: NewToken{Token: tok, Secret: secret}})
+	created(w, Prefix+"/tokens/"+tok.Name, NewToken{Token: tok, Secret: secret})
 }
 
 func (s *server) listTokens(w http.ResponseWriter, r *http.Request) {
+	listWhole(s, w, r, s.Store.Tokens)
+}
+
+func (s *server) getToken(w http.ResponseWriter, r *http.Request) {
+	getNamed(s, w, r, s.Store.Token, chi.URLParam(r, "name"))
+}
+
+// listWhole answers one page of a list the store returns whole: tokens
+// and TSIG keys, a handful per installation.
+func listWhole[T any](s *server, w http.ResponseWriter, r *http.Request, all func(context.Context) ([]T, error)) {
 	page, err := parsePage(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	all, err := s.Store.Tokens(r.Context())
+	items, err := all(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	offset, limit := page.Bounds()
-	items := all[min(offset, len(all)):min(offset+limit, len(all))]
-	writeJSON(w, http.StatusOK, pageOf(items, page, len(all)))
+	writeJSON(w, http.StatusOK, pageOf(items[min(offset, len(items)):min(offset+limit, len(items))], page, len(items)))
 }
 
-func (s *server) getToken(w http.ResponseWriter, r *http.Request) {
-	tok, err := s.Store.Token(r.Context(), chi.URLParam(r, "name"))
+// getNamed answers the thing named name, as get finds it.
+func getNamed[T any](s *server, w http.ResponseWriter, r *http.Request, get func(context.Context, string) (T, error), name string) {
+	v, err := get(r.Context(), name)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, item{Result: tok})
+	writeJSON(w, http.StatusOK, item{Result: v})
+}
+
+// created answers 201 with v, made at location; the answer holds a secret
+// shown this once, so no cache may keep it.
+func created(w http.ResponseWriter, location string, v any) {
+	w.Header().Set("Location", location)
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusCreated, item{Result: v})
 }
 
 func (s *server) deleteToken(w http.ResponseWriter, r *http.Request) {

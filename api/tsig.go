@@ -49,34 +49,15 @@ func (s *server) createTSIGKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("TSIG key created", "key", k.Name, "by", callerOf(r.Context()))
-	w.Header().Set("Location", Prefix+"/tsig_keys/"+k.Name)
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusCreated, item{Result: NewTSIGKey{TSIGKey: k, Secret: secret}})
+	created(w, Prefix+"/tsig_keys/"+k.Name, NewTSIGKey{TSIGKey: k, Secret: secret})
 }
 
 func (s *server) listTSIGKeys(w http.ResponseWriter, r *http.Request) {
-	page, err := parsePage(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	all, err := s.Store.TSIGKeys(r.Context())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	offset, limit := page.Bounds()
-	items := all[min(offset, len(all)):min(offset+limit, len(all))]
-	writeJSON(w, http.StatusOK, pageOf(items, page, len(all)))
+	listWhole(s, w, r, s.Store.TSIGKeys)
 }
 
 func (s *server) getTSIGKey(w http.ResponseWriter, r *http.Request) {
-	k, err := s.Store.TSIGKey(r.Context(), pools.CanonicalName(chi.URLParam(r, "name")))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, item{Result: k})
+	getNamed(s, w, r, s.Store.TSIGKey, pools.CanonicalName(chi.URLParam(r, "name")))
 }
 
 func (s *server) deleteTSIGKey(w http.ResponseWriter, r *http.Request) {
