@@ -153,6 +153,13 @@ func startServer(t testing.TB, s *Server) netip.AddrPort {
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	shutdownAtEnd(t, s)
+	return s.Addr()
+}
+
+// shutdownAtEnd shuts the started server s down when the test ends, and
+// fails the test if that fails.
+func shutdownAtEnd(t testing.TB, s *Server) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -160,7 +167,6 @@ func startServer(t testing.TB, s *Server) netip.AddrPort {
 			t.Errorf("shutdown: %v", err)
 		}
 	})
-	return s.Addr()
 }
 
 // tcase is one DNS behaviour: a query, who sends it, and the reply

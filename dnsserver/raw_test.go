@@ -43,7 +43,8 @@ func ecsOption(family uint16, source, scope uint8, addr ...byte) []byte {
 	return append(o, addr...)
 }
 
-func udpExchange(t *testing.T, c *net.UDPConn, q []byte) *dns.Msg {
+// udpWriteRead sends q on c and returns the reply, waiting 5 s at most.
+func udpWriteRead(t *testing.T, c *net.UDPConn, q []byte) []byte {
 	t.Helper()
 	if _, err := c.Write(q); err != nil {
 		t.Fatal(err)
@@ -54,8 +55,13 @@ func udpExchange(t *testing.T, c *net.UDPConn, q []byte) *dns.Msg {
 	if err != nil {
 		t.Fatalf("no reply: %v", err)
 	}
+	return buf[:n]
+}
+
+func udpExchange(t *testing.T, c *net.UDPConn, q []byte) *dns.Msg {
+	t.Helper()
 	r := new(dns.Msg)
-	if err := r.Unpack(buf[:n]); err != nil {
+	if err := r.Unpack(udpWriteRead(t, c, q)); err != nil {
 		t.Fatalf("reply does not unpack: %v", err)
 	}
 	return r
@@ -179,13 +185,7 @@ func TestRawSocket(t *testing.T) {
 // TestTCPPipelined writes several queries before reading any reply.
 func TestTCPPipelined(t *testing.T) {
 	t.Parallel()
-	s := newTestServer(t, prometheus.NewRegistry())
-	addr := startServer(t, s)
-	c, err := net.Dial("tcp", addr.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialTestServer(t, "tcp")
 	var all []byte
 	const n = 5
 	for i := range n {
@@ -220,16 +220,10 @@ func TestTCPPipelined(t *testing.T) {
 // server after the idle timeout (2s in tests).
 func TestTCPIdleClosed(t *testing.T) {
 	t.Parallel()
-	s := newTestServer(t, prometheus.NewRegistry())
-	addr := startServer(t, s)
-	c, err := net.Dial("tcp", addr.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialTestServer(t, "tcp")
 	start := time.Now()
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	_, err = c.Read(make([]byte, 1))
+	_, err := c.Read(make([]byte, 1))
 	if err != io.EOF {
 		t.Fatalf("read: %v, want EOF from the server closing", err)
 	}
@@ -284,4 +278,17 @@ func TestPanicRecovered(t *testing.T) {
 	c = tcase{qname: "ns1.glb.example.com.", qtype: dns.TypeA, flags: "qr aa", answer: []string{"ns1.glb.example.com. 300 IN A 192.0.2.53"}}
 	q, r := exchangeProc(t, s, &c)
 	c.check(t, q, r)
+}
+
+// dialTestServer connects over network (tcp, udp) to a test server of its
+// own, started for the test; the connection closes when the test ends.
+func dialTestServer(t *testing.T, network string) net.Conn {
+	t.Helper()
+	addr := startServer(t, newTestServer(t, prometheus.NewRegistry()))
+	c, err := net.Dial(network, addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }

@@ -36,16 +36,7 @@ func startUDPPath(t *testing.T, addr string, path udpPath) (netip.AddrPort, *Ser
 		t.Fatal(err)
 	}
 	s.Publish(compileTest(t, testConfig()))
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
+	startServer(t, s)
 	// The loops start in goroutines; wait until each has chosen its path.
 	want := int32(0)
 	if path != portable && runtime.GOOS == "linux" {
@@ -175,16 +166,7 @@ func udpRoundTrip(t *testing.T, to netip.AddrPort, q []byte) []byte {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.Write(q); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 65535)
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	n, err := c.Read(buf)
-	if err != nil {
-		t.Fatalf("no reply: %v", err)
-	}
-	return buf[:n]
+	return udpWriteRead(t, c, q)
 }
 
 // udpBurst sends every query from each of several clients, interleaved,

@@ -27,6 +27,22 @@ func xdpTarget(s *Server) xdp.Target {
 	return xdp.Target{Addr: s.Addr(), NewResponder: func() xdp.Responder { return s.NewResponder() }}
 }
 
+// attachLabXDP attaches the XDP path for s to the lab's server interface,
+// in its namespace; the caller closes it.
+func attachLabXDP(t *testing.T, lab *xdplab.Lab, s *Server, reg prometheus.Registerer) *xdp.Path {
+	t.Helper()
+	var path *xdp.Path
+	err := xdplab.Do(lab.Server, func() error {
+		var err error
+		path, err = xdp.Attach(xdp.Config{Interface: lab.ServerIf, Targets: []xdp.Target{xdpTarget(s)}, Registerer: reg, Logger: slog.New(slog.DiscardHandler)})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // startLabServer starts, in the lab's server namespace, a server on
 // [::]:0 (dual-stack, as a node listening on every address) with the
 // edge options on and the given cookie secret.
@@ -41,13 +57,7 @@ func startLabServer(t *testing.T, lab *xdplab.Lab, reg prometheus.Registerer, se
 	if err := xdplab.Do(lab.Server, func() error { return s.Start(context.Background()) }); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
+	shutdownAtEnd(t, s)
 	return s
 }
 
@@ -86,15 +96,7 @@ func TestXDPAnswersAsSockets(t *testing.T) {
 	sock := startLabServer(t, lab, prometheus.NewRegistry(), secret)
 	srv := startLabServer(t, lab, prometheus.NewRegistry(), secret)
 	reg := prometheus.NewRegistry()
-	var path *xdp.Path
-	err := xdplab.Do(lab.Server, func() error {
-		var err error
-		path, err = xdp.Attach(xdp.Config{Interface: lab.ServerIf, Targets: []xdp.Target{xdpTarget(srv)}, Registerer: reg, Logger: slog.New(slog.DiscardHandler)})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := attachLabXDP(t, lab, srv, reg)
 	closed := false
 	t.Cleanup(func() {
 		if !closed {
@@ -236,15 +238,7 @@ func TestXDPLeavesTheRestToTheKernel(t *testing.T) {
 	}
 	srv := startLabServer(t, lab, prometheus.NewRegistry(), CookieSecrets{})
 	reg := prometheus.NewRegistry()
-	var path *xdp.Path
-	err := xdplab.Do(lab.Server, func() error {
-		var err error
-		path, err = xdp.Attach(xdp.Config{Interface: lab.ServerIf, Targets: []xdp.Target{xdpTarget(srv)}, Registerer: reg, Logger: slog.New(slog.DiscardHandler)})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := attachLabXDP(t, lab, srv, reg)
 	t.Cleanup(func() { _ = path.Close() })
 	port := fmt.Sprint(srv.Addr().Port())
 

@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/glb-dns/glb/dnsserver/xdp"
 	"github.com/glb-dns/glb/dnsserver/xdp/xdplab"
 )
 
@@ -37,13 +36,7 @@ func TestXDPSignsAndLimits(t *testing.T) {
 		defer cancel()
 		_ = s.Shutdown(ctx)
 	})
-	var path *xdp.Path
-	if err := xdplab.Do(lab.Server, func() error {
-		path, err = xdp.Attach(xdp.Config{Interface: lab.ServerIf, Targets: []xdp.Target{xdpTarget(s)}, Registerer: reg, Logger: slog.New(slog.DiscardHandler)})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	path := attachLabXDP(t, lab, s, reg)
 	t.Cleanup(func() { _ = path.Close() })
 	to := netip.AddrPortFrom(lab.Server6, s.Addr().Port()).String()
 
