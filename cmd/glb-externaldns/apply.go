@@ -377,14 +377,9 @@ func (p *provider) writePool(ctx context.Context, st *state, k setKey, t target,
 			if err := p.leaveLB(ctx, st, k.name, pl.ID, w); err != nil {
 				return err
 			}
-			err := p.cl.do(ctx, http.MethodDelete, objectPath("pools", pl.ID), nil, pl.Revision, nil)
-			if isStale(err) {
+			if stale, err := p.remove(ctx, objectPath("pools", pl.ID), pl.Revision); stale {
 				continue
-			}
-			if statusOf(err) == http.StatusNotFound {
-				err = nil
-			}
-			if err != nil {
+			} else if err != nil {
 				return err
 			}
 			w.n.Add(1)
@@ -601,14 +596,9 @@ func (p *provider) leaveLB(ctx context.Context, st *state, name, poolID string, 
 			if !mine {
 				return fmt.Errorf("pool %s is the last default pool of load balancer %s, which was made by hand: remove it there", poolID, lb.ID)
 			}
-			err := p.cl.do(ctx, http.MethodDelete, objectPath("load_balancers", lb.ID), nil, lb.Revision, nil)
-			if isStale(err) {
+			if stale, err := p.remove(ctx, objectPath("load_balancers", lb.ID), lb.Revision); stale {
 				continue
-			}
-			if statusOf(err) == http.StatusNotFound {
-				err = nil
-			}
-			if err != nil {
+			} else if err != nil {
 				return err
 			}
 			w.n.Add(1)

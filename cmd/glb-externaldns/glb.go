@@ -50,6 +50,20 @@ func statusOf(err error) int {
 // since it read), 409 (someone made the object it was about to make).
 func isStale(err error) bool { return statusOf(err) == http.StatusPreconditionFailed }
 
+// remove deletes the object at path if it is still at revision rev:
+// stale is true when it has changed since (read it again and decide
+// anew); an object already gone counts as removed.
+func (p *provider) remove(ctx context.Context, path string, rev int64) (stale bool, err error) {
+	err = p.cl.do(ctx, http.MethodDelete, path, nil, rev, nil)
+	if isStale(err) {
+		return true, nil
+	}
+	if statusOf(err) == http.StatusNotFound {
+		return false, nil
+	}
+	return false, err
+}
+
 const prefix = "/api/v1"
 
 // do sends one request with an optional JSON body and If-Match revision
