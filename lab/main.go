@@ -24,6 +24,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/glb-dns/glb/internal/pgserver"
 )
 
 func main() {
@@ -97,7 +99,7 @@ func preflight(glbd string) error {
 			errs = append(errs, fmt.Errorf("%s not found (iproute2, nftables: scripts/install-deps.sh)", tool))
 		}
 	}
-	if _, err := serverBinaries(); err != nil {
+	if _, err := pgserver.Binaries("initdb", "postgres"); err != nil {
 		errs = append(errs, err)
 	}
 	if _, err := os.Stat(glbd); err != nil {

@@ -1,17 +1,15 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/glb-dns/glb/internal/pgserver"
 )
 
 // postgres is the lab's throwaway PostgreSQL cluster, run by the lab
@@ -29,14 +27,14 @@ func (p *postgres) url() string {
 }
 
 func newPostgres(ns, dir string) (*postgres, error) {
-	bin, err := serverBinaries()
+	bin, err := pgserver.Binaries("initdb", "postgres")
 	if err != nil {
 		return nil, err
 	}
 	p := &postgres{ns: ns, bin: bin, dir: dir}
 	if os.Geteuid() == 0 {
 		// PostgreSQL refuses to run as root.
-		if p.cred, err = postgresUser(); err != nil {
+		if p.cred, err = pgserver.User(); err != nil {
 			return nil, err
 		}
 	}
@@ -115,48 +113,4 @@ func (p *postgres) stop() {
 		<-p.done
 	}
 	p.cmd = nil
-}
-
-// serverBinaries finds initdb and postgres: on PATH, else the newest
-// Debian/Ubuntu server package (/usr/lib/postgresql/<major>/bin).
-func serverBinaries() (string, error) {
-	have := func(dir string) bool {
-		for _, name := range []string{"initdb", "postgres"} {
-			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-				return false
-			}
-		}
-		return true
-	}
-	if p, err := exec.LookPath("initdb"); err == nil {
-		if p, err = filepath.EvalSymlinks(p); err == nil && have(filepath.Dir(p)) {
-			return filepath.Dir(p), nil
-		}
-	}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	major := func(d string) int { n, _ := strconv.Atoi(filepath.Base(filepath.Dir(d))); return n }
-	slices.SortFunc(dirs, func(a, b string) int { return major(b) - major(a) })
-	for _, d := range dirs {
-		if have(d) {
-			return d, nil
-		}
-	}
-	return "", errors.New("no PostgreSQL server binaries (initdb, postgres) on PATH or in /usr/lib/postgresql/*/bin; " +
-		"install them (scripts/install-deps.sh)")
-}
-
-func postgresUser() (*syscall.Credential, error) {
-	u, err := user.Lookup("postgres")
-	if err != nil {
-		return nil, fmt.Errorf("running as root, PostgreSQL needs the postgres user to run as: %w", err)
-	}
-	uid, err := strconv.Atoi(u.Uid)
-	if err != nil {
-		return nil, err
-	}
-	gid, err := strconv.Atoi(u.Gid)
-	if err != nil {
-		return nil, err
-	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }

@@ -2,18 +2,16 @@ package pgtest
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/glb-dns/glb/internal/pgserver"
 )
 
 // A throwaway cluster belongs to one test binary. go test runs every
@@ -67,14 +65,14 @@ type cluster struct {
 // startCluster starts a throwaway PostgreSQL cluster that lives as long as
 // this process.
 func startCluster() (cluster, error) {
-	bin, err := serverBinaries()
+	bin, err := pgserver.Binaries("initdb", "pg_ctl", "postgres")
 	if err != nil {
 		return cluster{}, err
 	}
 	var cred *syscall.Credential
 	if os.Geteuid() == 0 {
 		// PostgreSQL refuses to run as root.
-		if cred, err = postgresUser(); err != nil {
+		if cred, err = pgserver.User(); err != nil {
 			return cluster{}, err
 		}
 	}
@@ -148,54 +146,4 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// serverBinaries finds the directory of initdb, pg_ctl and postgres: on
-// PATH, else the newest Debian/Ubuntu server package
-// (/usr/lib/postgresql/<major>/bin, not on PATH there).
-func serverBinaries() (string, error) {
-	have := func(dir string) bool {
-		for _, name := range []string{"initdb", "pg_ctl", "postgres"} {
-			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-				return false
-			}
-		}
-		return true
-	}
-	if p, err := exec.LookPath("initdb"); err == nil {
-		if p, err = filepath.EvalSymlinks(p); err == nil && have(filepath.Dir(p)) {
-			return filepath.Dir(p), nil
-		}
-	}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	slices.SortFunc(dirs, func(a, b string) int { return majorOf(b) - majorOf(a) })
-	for _, d := range dirs {
-		if have(d) {
-			return d, nil
-		}
-	}
-	return "", errors.New("no PostgreSQL server binaries (initdb, pg_ctl, postgres) on PATH or in /usr/lib/postgresql/*/bin; " +
-		"install them (Debian/Ubuntu: apt-get install postgresql)")
-}
-
-// majorOf reads the major version from /usr/lib/postgresql/<major>/bin.
-func majorOf(binDir string) int {
-	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
-	return n
-}
-
-func postgresUser() (*syscall.Credential, error) {
-	u, err := user.Lookup("postgres")
-	if err != nil {
-		return nil, fmt.Errorf("running as root, a throwaway PostgreSQL needs the postgres user to run as: %w", err)
-	}
-	uid, err := strconv.Atoi(u.Uid)
-	if err != nil {
-		return nil, fmt.Errorf("postgres uid %q: %w", u.Uid, err)
-	}
-	gid, err := strconv.Atoi(u.Gid)
-	if err != nil {
-		return nil, fmt.Errorf("postgres gid %q: %w", u.Gid, err)
-	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
