@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -87,6 +88,18 @@ func enterNS(name string) error {
 		return fmt.Errorf("enter namespace %s: %w", name, err)
 	}
 	return nil
+}
+
+// stopGracefully sends sig to cmd, started by startIn with done, and
+// waits for it to exit; after grace it kills it.
+func stopGracefully(cmd *exec.Cmd, done <-chan error, sig os.Signal, grace time.Duration) {
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = cmd.Process.Kill()
+		<-done
+	}
 }
 
 // startIn starts cmd inside the named namespace (the child inherits the

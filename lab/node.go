@@ -91,13 +91,7 @@ func (n *node) stop() {
 	if n.cmd == nil {
 		return
 	}
-	_ = n.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-n.done:
-	case <-time.After(10 * time.Second):
-		_ = n.cmd.Process.Kill()
-		<-n.done
-	}
+	stopGracefully(n.cmd, n.done, syscall.SIGTERM, 10*time.Second)
 	n.cmd = nil
 }
 

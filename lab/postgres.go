@@ -105,12 +105,6 @@ func (p *postgres) stop() {
 	if p.cmd == nil {
 		return
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
+	stopGracefully(p.cmd, p.done, syscall.SIGINT, 30*time.Second)
 	p.cmd = nil
 }
