@@ -219,19 +219,28 @@ func touchZone(tx Tx, zoneID string, now time.Time) error {
 	return tx.Put(z, &old)
 }
 
+// begin starts a write of o inside tx: the copy of o to change, the new
+// global revision, and now at the store's precision.
+func begin(tx Tx, o Object, now time.Time) (Object, int64, time.Time, error) {
+	o, err := Clone(o)
+	if err != nil {
+		return nil, 0, now, err
+	}
+	rev, err := tx.BumpRevision()
+	if err != nil {
+		return nil, 0, now, err
+	}
+	return o, rev, StoreTime(now), nil
+}
+
 // CreateIn stores a new object inside tx: a copy of o with its id (NewID
 // when empty), revision 1 and timestamps, validated in full. It returns the
 // stored object and the new global revision.
 func CreateIn(tx Tx, o Object, now time.Time) (Object, int64, error) {
-	o, err := Clone(o)
+	o, rev, now, err := begin(tx, o, now)
 	if err != nil {
 		return nil, 0, err
 	}
-	rev, err := tx.BumpRevision()
-	if err != nil {
-		return nil, 0, err
-	}
-	now = StoreTime(now)
 	m := o.ObjectMeta()
 	var e errs
 	if m.ID == "" {
@@ -282,15 +291,10 @@ func fetch(tx Tx, k Kind, id string, ifRevision int64) (Object, error) {
 // > 0 must be its revision. It returns the stored object and the new
 // global revision.
 func ReplaceIn(tx Tx, o Object, ifRevision int64, now time.Time) (Object, int64, error) {
-	o, err := Clone(o)
+	o, rev, now, err := begin(tx, o, now)
 	if err != nil {
 		return nil, 0, err
 	}
-	rev, err := tx.BumpRevision()
-	if err != nil {
-		return nil, 0, err
-	}
-	now = StoreTime(now)
 	m := o.ObjectMeta()
 	old, err := fetch(tx, o.Kind(), m.ID, ifRevision)
 	if err != nil {
