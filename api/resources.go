@@ -105,18 +105,27 @@ func (h resource) get(w http.ResponseWriter, r *http.Request) {
 	writeObject(w, http.StatusOK, o)
 }
 
-func (h resource) create(w http.ResponseWriter, r *http.Request) {
+// decodeBody reads the request's object of h's kind, without what only
+// the store may set, as POST and PUT take it.
+func (h resource) decodeBody(w http.ResponseWriter, r *http.Request) (pools.Object, error) {
 	doc, err := readJSON(w, r, false)
 	if err != nil {
-		h.s.writeError(w, r, err)
-		return
+		return nil, err
 	}
 	o, err := decodeObject(h.kind, doc)
 	if err != nil {
+		return nil, err
+	}
+	clearReadOnly(o)
+	return o, nil
+}
+
+func (h resource) create(w http.ResponseWriter, r *http.Request) {
+	o, err := h.decodeBody(w, r)
+	if err != nil {
 		h.s.writeError(w, r, err)
 		return
 	}
-	clearReadOnly(o)
 	out, err := h.s.Store.Create(r.Context(), o)
 	if err != nil {
 		h.s.writeError(w, r, err)
@@ -134,12 +143,7 @@ func (h resource) replace(w http.ResponseWriter, r *http.Request) {
 		h.s.writeError(w, r, err)
 		return
 	}
-	doc, err := readJSON(w, r, false)
-	if err != nil {
-		h.s.writeError(w, r, err)
-		return
-	}
-	o, err := decodeObject(h.kind, doc)
+	o, err := h.decodeBody(w, r)
 	if err != nil {
 		h.s.writeError(w, r, err)
 		return
@@ -148,7 +152,6 @@ func (h resource) replace(w http.ResponseWriter, r *http.Request) {
 		h.s.writeError(w, r, err)
 		return
 	}
-	clearReadOnly(o)
 	out, err := h.s.Store.Replace(r.Context(), o, ifRev)
 	if err != nil {
 		h.s.writeError(w, r, err)
