@@ -17,6 +17,26 @@ import (
 	"github.com/miekg/dns"
 )
 
+// configuredZone configures g (configure) and returns the id of its one
+// zone, glb.example.com.
+func configuredZone(t *testing.T, g *glbd) string {
+	t.Helper()
+	configure(t, g)
+	var list struct {
+		Result []map[string]any `json:"result"`
+	}
+	g.call("GET", "/api/v1/zones", nil, &list)
+	return list.Result[0]["id"].(string)
+}
+
+// acmeKey creates the TSIG key "acme", which may change the TXT records
+// of _acme-challenge.www.glb.example.com in zoneID only, and returns its
+// secret.
+func acmeKey(t *testing.T, g *glbd, zoneID string) string {
+	t.Helper()
+	return tsigKey(t, g, "acme", map[string]any{"zone": zoneID, "name": "www.glb.example.com", "match": "acme-challenge", "types": []string{"TXT"}})
+}
+
 // tsigKey creates a TSIG key through g's API and returns its secret.
 func tsigKey(t *testing.T, g *glbd, name string, grants ...map[string]any) string {
 	t.Helper()
@@ -71,13 +91,8 @@ func TestUpdateNsupdateTwoNodes(t *testing.T) {
 	url := freshDatabase(t)
 	a := startGlbd(t, "", "--database-url", url, "--node", "a")
 	b := startGlbd(t, "", "--database-url", url, "--node", "b", "--migrate=false")
-	configure(t, a)
-	var list struct {
-		Result []map[string]any `json:"result"`
-	}
-	a.call("GET", "/api/v1/zones", nil, &list)
-	zoneID := list.Result[0]["id"].(string)
-	secret := tsigKey(t, a, "acme", map[string]any{"zone": zoneID, "name": "www.glb.example.com", "match": "acme-challenge", "types": []string{"TXT"}})
+	zoneID := configuredZone(t, a)
+	secret := acmeKey(t, a, zoneID)
 
 	name := "_acme-challenge.www.glb.example.com"
 	if out, err := nsupdate(t, a, "acme", secret, "zone glb.example.com\nupdate add "+name+" 60 TXT \"token-one\""); err != nil {
@@ -197,15 +212,10 @@ func ede(r *dns.Msg) *dns.EDNS0_EDE {
 func TestUpdateRefusalsChangeNothing(t *testing.T) {
 	t.Parallel()
 	g := startGlbd(t, "")
-	configure(t, g)
-	var list struct {
-		Result []map[string]any `json:"result"`
-	}
-	g.call("GET", "/api/v1/zones", nil, &list)
-	zoneID := list.Result[0]["id"].(string)
+	zoneID := configuredZone(t, g)
 	secret := tsigKey(t, g, "ops",
 		map[string]any{"zone": zoneID, "name": "glb.example.com", "match": "subtree", "types": []string{"TXT", "A", "NS", "CNAME"}})
-	acme := tsigKey(t, g, "acme", map[string]any{"zone": zoneID, "name": "www.glb.example.com", "match": "acme-challenge", "types": []string{"TXT"}})
+	acme := acmeKey(t, g, zoneID)
 	// A record the prerequisites can test.
 	m := updateMsg("glb.example.com")
 	m.Insert([]dns.RR{mustRR(t, "t.glb.example.com 60 IN TXT \"one\"")})

@@ -106,13 +106,8 @@ func TestUpdateReplayRefused(t *testing.T) {
 		t.Fatal("this test needs nsupdate (Debian/Ubuntu: apt-get install bind9-dnsutils)")
 	}
 	g := startGlbd(t, "")
-	configure(t, g)
-	var list struct {
-		Result []map[string]any `json:"result"`
-	}
-	g.call("GET", "/api/v1/zones", nil, &list)
-	zoneID := list.Result[0]["id"].(string)
-	secret := tsigKey(t, g, "acme", map[string]any{"zone": zoneID, "name": "www.glb.example.com", "match": "acme-challenge", "types": []string{"TXT"}})
+	zoneID := configuredZone(t, g)
+	secret := acmeKey(t, g, zoneID)
 	name := "_acme-challenge.www.glb.example.com"
 
 	proxy := newCapturingProxy(t, g.dns)
