@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/internal/testnode"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/pools/postgres/pgtest"
 )
@@ -80,21 +81,7 @@ load_balancers:
 // checkedPort is a TCP listener the monitor of fullConfig checks.
 func checkedPort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	return ln.Addr().(*net.TCPAddr).Port
+	return testnode.AcceptingPort(t, "127.0.0.1")
 }
 
 func fullFile(t *testing.T) (path, content string) {

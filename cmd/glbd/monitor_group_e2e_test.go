@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/internal/testnode"
 )
 
 // monitorView is the pool health's view of one monitor of an origin.
@@ -30,22 +30,7 @@ func TestMonitorGroupEndToEnd(t *testing.T) {
 	t.Parallel()
 	origins := startOrigins(t, "127.0.24.1", "127.0.24.2")
 	a, b := origins[0], origins[1]
-	ln, err := net.Listen("tcp", net.JoinHostPort(b.ip(), "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	_, tcpPort := splitHostPort(t, ln.Addr().String())
-	port, _ := strconv.Atoi(tcpPort)
+	port := testnode.AcceptingPort(t, b.ip())
 
 	g := startGlbd(t, "")
 	zone := zoneFor(t, g)
@@ -96,7 +81,7 @@ func TestMonitorGroupEndToEnd(t *testing.T) {
 		waitFor(`document.querySelector('#monitors tr[data-origin="b"] td[data-monitor="`+tcpMon+`"]')?.dataset.state === "up"`, 15*time.Second),
 		chromedp.Text("#monitors", &text))
 	shot(t, ctx, "pool-monitors")
-	for _, want := range []string{"tls port (tcp :" + tcpPort + ")", "monitoring only, never counts", "http GET /health", "one of the others", "DOWN on 1 of 1 node"} {
+	for _, want := range []string{"tls port (tcp :" + strconv.Itoa(port) + ")", "monitoring only, never counts", "http GET /health", "one of the others", "DOWN on 1 of 1 node"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the monitors' table does not show %q:\n%s", want, text)
 		}

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -164,6 +165,28 @@ func (p *Process) Stop() {
 		_ = p.Cmd.Process.Kill()
 		<-p.Done
 	}
+}
+
+// AcceptingPort listens on host, port 0, and accepts and closes every
+// connection, as the origin a TCP monitor finds up; it stops listening
+// when the test ends. It returns the port.
+func AcceptingPort(t testing.TB, host string) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // Eventually polls cond until it holds or within has passed, and returns
