@@ -484,3 +484,25 @@ type Config struct {
 	// those in force at the time it compiles).
 	Shifts []Shift `json:"shifts,omitempty"`
 }
+
+// Add appends o to the list of its kind, and reports whether Config holds
+// that kind.
+func (c *Config) Add(o Object) bool {
+	switch v := o.(type) {
+	case *Zone:
+		c.Zones = append(c.Zones, *v)
+	case *Monitor:
+		c.Monitors = append(c.Monitors, *v)
+	case *Pool:
+		c.Pools = append(c.Pools, *v)
+	case *LoadBalancer:
+		c.LoadBalancers = append(c.LoadBalancers, *v)
+	case *Network:
+		c.Networks = append(c.Networks, *v)
+	case *Shift:
+		c.Shifts = append(c.Shifts, *v)
+	default:
+		return false
+	}
+	return true
+}

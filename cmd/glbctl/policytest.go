@@ -163,18 +163,7 @@ func readPolicyFile(name string) (*policyFile, error) {
 func configOf(objs []pools.Object) *pools.Config {
 	cfg := &pools.Config{}
 	for _, o := range objs {
-		switch v := o.(type) {
-		case *pools.Zone:
-			cfg.Zones = append(cfg.Zones, *v)
-		case *pools.Monitor:
-			cfg.Monitors = append(cfg.Monitors, *v)
-		case *pools.Network:
-			cfg.Networks = append(cfg.Networks, *v)
-		case *pools.Pool:
-			cfg.Pools = append(cfg.Pools, *v)
-		case *pools.LoadBalancer:
-			cfg.LoadBalancers = append(cfg.LoadBalancers, *v)
-		}
+		cfg.Add(o)
 	}
 	return cfg
 }

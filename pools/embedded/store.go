@@ -269,22 +269,7 @@ func (s *Store) Config(ctx context.Context) (*pools.Config, error) {
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		cfg.Revision = revision(tx)
 		for _, k := range pools.StoredKinds {
-			err := each(tx, k, func(o pools.Object) {
-				switch v := o.(type) {
-				case *pools.Zone:
-					cfg.Zones = append(cfg.Zones, *v)
-				case *pools.Monitor:
-					cfg.Monitors = append(cfg.Monitors, *v)
-				case *pools.Pool:
-					cfg.Pools = append(cfg.Pools, *v)
-				case *pools.LoadBalancer:
-					cfg.LoadBalancers = append(cfg.LoadBalancers, *v)
-				case *pools.Network:
-					cfg.Networks = append(cfg.Networks, *v)
-				case *pools.Shift:
-					cfg.Shifts = append(cfg.Shifts, *v)
-				}
-			})
+			err := each(tx, k, func(o pools.Object) { cfg.Add(o) })
 			if err != nil {
 				return err
 			}
