@@ -36,14 +36,7 @@ func readmeBlock(t *testing.T, name string) string {
 func TestReadmeGeoQuickStart(t *testing.T) {
 	t.Parallel()
 	script := readmeBlock(t, "quickstart") + "\n" + readmeBlock(t, "quickstart-geo")
-	g := startGlbd(t, "")
-	_, dnsPort := splitHostPort(t, g.dns)
-	script = strings.ReplaceAll(script, "http://127.0.0.1:8080", g.api)
-	script = strings.ReplaceAll(script, "-p 5353", "-p "+dnsPort)
-	out, err := exec.Command("bash", "-euo", "pipefail", "-c", script).CombinedOutput()
-	if err != nil {
-		t.Fatalf("geo quick start failed: %v\n%s", err, out)
-	}
+	out := runAgainstFreshGlbd(t, "geo quick start", script)
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if len(lines) < 3 {
 		t.Fatalf("geo quick start printed too little:\n%s", out)
@@ -54,20 +47,29 @@ func TestReadmeGeoQuickStart(t *testing.T) {
 	}
 }
 
-// TestReadmeQuickStart runs the README's quick-start commands against a
-// fresh glbd, so that what a newcomer pastes keeps working.
-func TestReadmeQuickStart(t *testing.T) {
-	t.Parallel()
-	script := readmeBlock(t, "quickstart")
-
+// runAgainstFreshGlbd runs the README's script against a fresh glbd, its
+// addresses put where the README has the defaults, and returns what it
+// printed; a failing script fails the test.
+func runAgainstFreshGlbd(t *testing.T, what, script string) []byte {
+	t.Helper()
 	g := startGlbd(t, "")
 	_, dnsPort := splitHostPort(t, g.dns)
 	script = strings.ReplaceAll(script, "http://127.0.0.1:8080", g.api)
 	script = strings.ReplaceAll(script, "-p 5353", "-p "+dnsPort)
 	out, err := exec.Command("bash", "-euo", "pipefail", "-c", script).CombinedOutput()
 	if err != nil {
-		t.Fatalf("quick start failed: %v\n%s", err, out)
+		t.Fatalf("%s failed: %v\n%s", what, err, out)
 	}
+	return out
+}
+
+// TestReadmeQuickStart runs the README's quick-start commands against a
+// fresh glbd, so that what a newcomer pastes keeps working.
+func TestReadmeQuickStart(t *testing.T) {
+	t.Parallel()
+	script := readmeBlock(t, "quickstart")
+
+	out := runAgainstFreshGlbd(t, "quick start", script)
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	last := strings.TrimSpace(lines[len(lines)-1])
 	if !slices.Contains([]string{"192.0.2.1", "192.0.2.2", "192.0.2.3"}, last) {
