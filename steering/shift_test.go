@@ -337,17 +337,4 @@ func TestDecideWithShiftsAllocatesNothing(t *testing.T) {
 	}
 }
 
-func BenchmarkDecideShifted(b *testing.B) {
-	s := shiftBench(b)
-	req := benchRequest()
-	for _, name := range benchPolicies {
-		lb := s.LoadBalancer(name + ".glb.example.com")
-		b.Run(name, func(b *testing.B) {
-			var ans Answer
-			b.ReportAllocs()
-			for b.Loop() {
-				s.Decide(lb, req, FastRand{}, &ans, nil)
-			}
-		})
-	}
-}
+func BenchmarkDecideShifted(b *testing.B) { benchDecide(b, shiftBench(b)) }
