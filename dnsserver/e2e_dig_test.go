@@ -105,6 +105,23 @@ func (r digReply) wantAnswer(t *testing.T, want ...string) {
 	}
 }
 
+// wantNoData: NOERROR, no answer and the zone's SOA in the authority.
+func (r digReply) wantNoData(t *testing.T) {
+	t.Helper()
+	r.wantStatus(t, "NOERROR")
+	r.wantAnswer(t)
+	r.wantNegSOA(t)
+}
+
+// wantNegSOA: the authority section is the SOA of a negative answer, its
+// TTL min(TTL, minimum).
+func (r digReply) wantNegSOA(t *testing.T) {
+	t.Helper()
+	if !slices.Equal(r.auth, []string{digNegSOA}) {
+		t.Errorf("authority %q", r.auth)
+	}
+}
+
 const digNegSOA = "glb.example.com. 60 IN SOA ns1.glb.example.com. hostmaster.glb.example.com. 42 10000 2400 604800 60"
 
 // TestDig drives a real server with dig, one behaviour per subtest.
@@ -140,17 +157,11 @@ func TestDig(t *testing.T) {
 		r := dig(t, port, "nope.glb.example.com", "A")
 		r.wantStatus(t, "NXDOMAIN")
 		r.wantFlags(t, "qr", "aa")
-		if !slices.Equal(r.auth, []string{digNegSOA}) {
-			t.Errorf("authority %q", r.auth)
-		}
+		r.wantNegSOA(t)
 	})
 	t.Run("empty non-terminal NODATA", func(t *testing.T) {
 		r := dig(t, port, "deep.glb.example.com", "A")
-		r.wantStatus(t, "NOERROR")
-		r.wantAnswer(t)
-		if !slices.Equal(r.auth, []string{digNegSOA}) {
-			t.Errorf("authority %q", r.auth)
-		}
+		r.wantNoData(t)
 	})
 	t.Run("REFUSED without AA outside the zones", func(t *testing.T) {
 		r := dig(t, port, "example.org", "A")
@@ -252,10 +263,6 @@ func TestDig(t *testing.T) {
 	})
 	t.Run("load balancer NODATA", func(t *testing.T) {
 		r := dig(t, port, "lb-v6.glb.example.com", "A")
-		r.wantStatus(t, "NOERROR")
-		r.wantAnswer(t)
-		if !slices.Equal(r.auth, []string{digNegSOA}) {
-			t.Errorf("authority %q", r.auth)
-		}
+		r.wantNoData(t)
 	})
 }
