@@ -53,13 +53,26 @@ func TestSafetyBrokenByHealth(t *testing.T) {
 		t.Errorf("explain's safety %+v", ex.Decision.Safety)
 	}
 
+	// A global rule that every load balancer keep a serving pool is
+	// broken too, by the same health, and shown above the cards.
+	if status := g.call("PUT", "/api/v1/safety/rules", map[string]any{"min_serving_load_balancers_percent": 100}, nil); status != http.StatusOK {
+		t.Fatalf("PUT /safety/rules: %d", status)
+	}
+	if h := safety(); len(h) != 2 || h[1].Rule != pools.RuleGlobalMinServingLoadBalancersPercent || h[1].Serving != 0 || len(h[1].LoadBalancers) != 1 || h[1].LoadBalancers[0] != lb {
+		t.Fatalf("safety with the global rule: %+v", h)
+	}
+
 	ctx := browserTab(t)
-	var text string
+	var text, global string
 	drive(t, ctx, "overview", chromedp.Navigate(g.api+"/ui/#overview"),
 		waitFor(`document.querySelector('section[data-lb="www.glb.example.com"] [data-safety="min_serving_pools"]') !== null`, 15*time.Second),
-		chromedp.Text(`section[data-lb="www.glb.example.com"] [data-safety="min_serving_pools"]`, &text))
+		chromedp.Text(`section[data-lb="www.glb.example.com"] [data-safety="min_serving_pools"]`, &text),
+		chromedp.Text(`[data-safety="global.min_serving_load_balancers_percent"]`, &global))
 	if !strings.Contains(text, "no longer holds") || !strings.Contains(text, "0 steering pools serve") {
 		t.Errorf("overview says %q", text)
+	}
+	if !strings.Contains(global, "Global safety rule global.min_serving_load_balancers_percent no longer holds: 0 of 1 load balancer keep") {
+		t.Errorf("overview's global rule says %q", global)
 	}
 	drive(t, ctx, "explain", chromedp.Navigate(g.api+"/ui/#explain?lb="+lb+"&client=192.0.2.1"),
 		waitFor(`document.getElementById('x-safety') !== null`, 15*time.Second),

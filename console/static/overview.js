@@ -150,7 +150,10 @@ export async function overview() {
   });
   cards.sort((a, b) => Number(b.problem) - Number(a.problem));
   let redraw = () => {};
-  const nodes = [el('h2', { text: 'Load balancers', tabindex: '-1', class: 'page-title' }), shiftsCard(shifts, () => redraw()), ...cards.map((c) => c.node)];
+  // Global rules (no load balancer of their own) above every card.
+  const global = safety.filter((h) => !h.load_balancer).map((h) => el('p', { class: 'problem-text', 'data-safety': h.rule,
+    text: `Global safety rule ${h.rule} no longer holds: ${h.message} (limit ${h.minimum}; load balancers ${(h.load_balancers || []).join(', ')})` }));
+  const nodes = [el('h2', { text: 'Load balancers', tabindex: '-1', class: 'page-title' }), ...global, shiftsCard(shifts, () => redraw()), ...cards.map((c) => c.node)];
   if (!cards.length) nodes.push(await firstSteps());
   const notice = takeFlash();
   if (notice) nodes.splice(1, 0, el('p', { class: 'notice', id: 'flash', role: 'status', text: notice }));
