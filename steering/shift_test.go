@@ -338,3 +338,40 @@ func TestDecideWithShiftsAllocatesNothing(t *testing.T) {
 }
 
 func BenchmarkDecideShifted(b *testing.B) { benchDecide(b, shiftBench(b)) }
+
+// Global rules count the shifts that overlap the proposed one's window,
+// across load balancers; a shift that changes no load balancer is never
+// refused; GlobalSafetyNow judges the shifts in force.
+func TestGlobalShiftHarm(t *testing.T) {
+	t.Parallel()
+	w := twoPools()
+	s := compileAt(t, w, t0)
+	rules := pools.SafetyRules{MaxShiftedPools: 1, MaxShiftedZones: 1}
+	p := shift("new", pools.ShiftTarget{Pool: "secondary"}, 0, time.Hour)
+	first := shift("first", pools.ShiftTarget{Pool: "primary"}, 0, time.Hour)
+	first.LoadBalancers = []string{"lb-api"}
+	harms := s.GlobalShiftHarm([]pools.Shift{first}, rules, &p)
+	if len(harms) != 1 || harms[0].Rule != pools.RuleGlobalMaxShiftedPools || harms[0].Serving != 2 || len(harms[0].LoadBalancers) != 2 {
+		t.Fatalf("second pool: %+v", harms)
+	}
+	later := shift("later", pools.ShiftTarget{Pool: "primary"}, 2*time.Hour, 3*time.Hour)
+	if harms := s.GlobalShiftHarm([]pools.Shift{later}, rules, &p); len(harms) != 0 {
+		t.Fatalf("a shift after this one's window counted: %+v", harms)
+	}
+	z1, z2 := shift("z1", pools.ShiftTarget{Zone: "zone-1"}, 0, time.Hour), shift("z2", pools.ShiftTarget{Zone: "zone-2"}, 0, time.Hour)
+	if harms := s.GlobalShiftHarm([]pools.Shift{z1}, rules, &z2); len(harms) != 1 || harms[0].Rule != pools.RuleGlobalMaxShiftedZones {
+		t.Fatalf("second zone: %+v", harms)
+	}
+	nowhere := shift("nowhere", pools.ShiftTarget{Zone: "zone-9"}, 0, time.Hour)
+	if harms := s.GlobalShiftHarm([]pools.Shift{z1}, rules, &nowhere); len(harms) != 0 {
+		t.Fatalf("a zone no origin carries: %+v", harms)
+	}
+	w.cfg.Shifts = []pools.Shift{first, p}
+	s = compileAt(t, w, t0)
+	if now := s.GlobalSafetyNow(rules); len(now) != 1 || now[0].Rule != pools.RuleGlobalMaxShiftedPools {
+		t.Fatalf("in force: %+v", now)
+	}
+	if now := s.GlobalSafetyNow(pools.SafetyRules{}); len(now) != 0 {
+		t.Fatalf("rules off: %+v", now)
+	}
+}
