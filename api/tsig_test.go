@@ -62,3 +62,33 @@ func TestTSIGKeys(t *testing.T) {
 		t.Errorf("networks: %d", n)
 	}
 }
+
+// TestTokensAndTSIGKeysPaged: the lists the store returns whole (tokens,
+// TSIG keys) are cut into the page asked for, by name, with the total.
+func TestTokensAndTSIGKeysPaged(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(o *api.Options) { o.Token = "bootstrap-secret" })
+	f := e.fixture()
+	for _, name := range []string{"a", "b", "c"} {
+		if r := e.do("POST", "/api/v1/tokens", map[string]any{"name": name, "scopes": []string{"read"}}); r.status != http.StatusCreated {
+			t.Fatalf("token %s: %d %s", name, r.status, r.body)
+		}
+		grants := []map[string]any{{"zone": f.zone, "name": "www.glb.example.com", "match": "acme-challenge", "types": []string{"TXT"}}}
+		if r := e.do("POST", "/api/v1/tsig_keys", map[string]any{"name": name, "algorithm": "hmac-sha256", "grants": grants}); r.status != http.StatusCreated {
+			t.Fatalf("TSIG key %s: %d %s", name, r.status, r.body)
+		}
+	}
+	for _, path := range []string{"/api/v1/tokens", "/api/v1/tsig_keys"} {
+		r := e.do("GET", path+"?per_page=1&page=2", nil)
+		var page struct {
+			Result     []struct{ Name string }
+			ResultInfo struct {
+				TotalCount int `json:"total_count"`
+			} `json:"result_info"`
+		}
+		r.json(t, &page)
+		if r.status != http.StatusOK || len(page.Result) != 1 || page.Result[0].Name != "b" || page.ResultInfo.TotalCount != 3 {
+			t.Errorf("%s page 2 of 1: %d %s", path, r.status, r.body)
+		}
+	}
+}
