@@ -41,11 +41,14 @@ with open(sys.argv[3], "w") as f:
         e = e.replace("$__rate_interval", "5m").replace("$instance", ".*")
         f.write("      - record: dashboard:query%d\n        expr: %s\n" % (i, json.dumps(e)))
 used = {m for e in exprs + [open(sys.argv[2]).read()] for m in re.findall(r"\bglb_[a-z_]+", e)}
-src = subprocess.run(["grep", "-rhoE", "--include=*.go", "--exclude=*_test.go",
-                      r'(const ns, sub = "glb", "[a-z]+"|Subsystem: *"[a-z]+"|Name: *"[a-z_]+")', "."],
-                     capture_output=True, text=True, check=True).stdout
-subs = set(re.findall(r'(?:sub = "glb", |Subsystem: *)"([a-z]+)"', src))
-names = set(re.findall(r'Name: *"([a-z_]+)"', src))
+import pathlib
+src = "\n".join(f.read_text() for f in pathlib.Path(".").rglob("*.go")
+                if not f.name.endswith("_test.go") and "/." not in str(f))
+# Metrics are named by client_golang's options (Namespace, Subsystem, Name)
+# or through internal/promset (promset.New("sub"), set.Counter("name", ...)).
+subs = set(re.findall(r'(?:sub = "glb", |Subsystem: *|promset\.New\()"([a-z]+)"', src))
+names = set(re.findall(r'Name: *"([a-z_]+)"', src)) | set(
+    re.findall(r'\.(?:Counter|CounterVec|Gauge|GaugeVec|Histogram|HistogramVec)\(\s*"([a-z_]+)"', src))
 registered = {"glb_" + n for n in names} | {"glb_%s_%s" % (s, n) for s in subs for n in names}
 def base(m):
     for suffix in ("_bucket", "_count", "_sum"):
