@@ -83,8 +83,8 @@ func (e *fileErrors) err() error {
 	return e
 }
 
-// readConfigFile reads a file ("-" is standard input) and parses it.
-func readConfigFile(name string, stdin io.Reader) (*configFile, error) {
+// readInput reads the file name, or standard input for "-".
+func readInput(name string, stdin io.Reader) ([]byte, error) {
 	var data []byte
 	var err error
 	if name == "-" {
@@ -94,6 +94,15 @@ func readConfigFile(name string, stdin io.Reader) (*configFile, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return data, nil
+}
+
+// readConfigFile reads a file ("-" is standard input) and parses it.
+func readConfigFile(name string, stdin io.Reader) (*configFile, error) {
+	data, err := readInput(name, stdin)
+	if err != nil {
+		return nil, err
 	}
 	return parseConfigFile(name, data)
 }

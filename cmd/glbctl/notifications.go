@@ -138,15 +138,9 @@ func redactURL(raw string) string {
 // readNotificationFile reads the subscriptions of a file, refusing
 // secrets written in it.
 func readNotificationFile(name string, stdin io.Reader, env func(string) string) ([]notificationSpec, error) {
-	var data []byte
-	var err error
-	if name == "-" {
-		data, err = io.ReadAll(stdin)
-	} else {
-		data, err = os.ReadFile(name)
-	}
+	data, err := readInput(name, stdin)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil, err
 	}
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
