@@ -82,8 +82,8 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	// shifts: list, get (each with HEAD), start and end; the safety rules
 	// broken now (GET and HEAD); notifications: list, get and deliveries
 	// (each with HEAD), create, replace, delete and test; the global
-	// safety rules (GET, HEAD, PUT).
-	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6+6+2+10+3 {
+	// safety rules (GET, HEAD, PUT); the regions (GET, HEAD).
+	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6+6+2+10+3+2 {
 		t.Fatalf("%d routes: %v", len(served), served)
 	}
 }
@@ -106,6 +106,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"ZonalAffinity":    pools.DefaultLoadBalancer().ZonalAffinity,
 		"Network":          pools.Network{},
 		"SafetyRules":      pools.SafetyRules{},
+		"Region":           api.Region{},
 		"FieldError":       pools.FieldError{},
 		"Referrer":         pools.Referrer{},
 		"Token":            pools.Token{},

@@ -131,6 +131,7 @@ func New(o Options) http.Handler {
 		r.Get(Prefix+"/load_balancers/{id}/explain", s.explain)
 		r.Post(Prefix+"/load_balancers/{id}/preview", s.preview)
 		r.Get(Prefix+"/events", s.events)
+		r.Get(Prefix+"/regions", s.listRegions)
 		r.Get(Prefix+"/zones/{id}/dnssec", s.dnssecStatus)
 		r.Post(Prefix+"/zones/{id}/dnssec/rollover", s.dnssecRollover)
 		s.accessRoutes(r)

@@ -60,11 +60,16 @@ func init() {
 	regionTableErr = loadRegionTable(regionsCSV)
 }
 
-func loadRegionTable(text string) error {
+// regionRows reads the table's rows: code, region, continent, name.
+func regionRows(text string) ([][]string, error) {
 	r := csv.NewReader(strings.NewReader(text))
 	r.Comment = '#'
 	r.FieldsPerRecord = 4
-	rows, err := r.ReadAll()
+	return r.ReadAll()
+}
+
+func loadRegionTable(text string) error {
+	rows, err := regionRows(text)
 	if err != nil {
 		return fmt.Errorf("regions.csv: %w", err)
 	}
@@ -241,4 +246,24 @@ func ContinentOf(country string) string {
 		return c.continent
 	}
 	return ""
+}
+
+// RegionRow is one row of the region table: a country, or a subdivision
+// of a country split between regions (Code "US-CA"), and its region.
+type RegionRow struct {
+	Code, Region, Continent, Name string
+}
+
+// RegionTable returns the rows of the region table in its order: the map
+// the console colours and GET /api/v1/regions lists.
+func RegionTable() []RegionRow {
+	rows, err := regionRows(regionsCSV)
+	if err != nil {
+		return nil // loadRegionTable reported it at init; a test requires none
+	}
+	out := make([]RegionRow, len(rows))
+	for i, row := range rows {
+		out[i] = RegionRow{Code: row[0], Region: row[1], Continent: row[2], Name: row[3]}
+	}
+	return out
 }

@@ -21,6 +21,13 @@ const MaxPoolsPerList = 64
 // Regions are Cloudflare's region codes.
 var Regions = []string{"WNAM", "ENAM", "WEU", "EEU", "NSAM", "SSAM", "OC", "ME", "NAF", "SAF", "SAS", "SEAS", "NEAS"}
 
+// RegionNames are Cloudflare's names of the region codes.
+var RegionNames = map[string]string{
+	"WNAM": "Western North America", "ENAM": "Eastern North America", "WEU": "Western Europe", "EEU": "Eastern Europe",
+	"NSAM": "Northern South America", "SSAM": "Southern South America", "OC": "Oceania", "ME": "Middle East",
+	"NAF": "Northern Africa", "SAF": "Southern Africa", "SAS": "Southern Asia", "SEAS": "South East Asia", "NEAS": "North East Asia",
+}
+
 // IsRegion reports whether s is one of Regions.
 func IsRegion(s string) bool {
 	for _, r := range Regions {
