@@ -31,8 +31,7 @@ func (e *env) newToken(name string, scopes ...string) string {
 func bearer(secret string) []string { return []string{"Authorization", "Bearer " + secret} }
 
 func TestScopes(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, func(o *api.Options) { o.Token = "bootstrap-secret" })
+	e := parallelEnv(t, func(o *api.Options) { o.Token = "bootstrap-secret" })
 	f := e.fixture()
 	read := e.newToken("dashboard", "read")
 	write := e.newToken("ci", "write")
@@ -159,8 +158,7 @@ func TestTokenAuthFailures(t *testing.T) {
 // revoked on one is refused by the other within a second, although the
 // other had it cached.
 func TestRevocationReachesOtherServers(t *testing.T) {
-	t.Parallel()
-	a := newEnv(t, func(o *api.Options) { o.Token = "bootstrap-secret" })
+	a := parallelEnv(t, func(o *api.Options) { o.Token = "bootstrap-secret" })
 	b := &env{t: t, store: a.store, token: a.token}
 	b.srv = newServer(t, api.Options{Store: a.store, Token: a.token})
 	secret := a.newToken("dash", "read")
@@ -185,19 +183,13 @@ func TestRevocationReachesOtherServers(t *testing.T) {
 }
 
 func TestAuditAPI(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, func(o *api.Options) { o.Token = "bootstrap-secret" })
+	e := parallelEnv(t, func(o *api.Options) { o.Token = "bootstrap-secret" })
 	f := e.fixture()
 	ci := e.newToken("ci", "write")
 	e.do("PATCH", "/api/v1/pools/"+f.pool, map[string]any{"minimum_origins": 2}, bearer(ci)...)
 	e.do("POST", "/api/v1/pools", map[string]any{"name": ""}, bearer(ci)...).problem(t, http.StatusBadRequest)
 
-	var out struct {
-		Result     []pools.AuditEntry
-		ResultInfo struct {
-			TotalCount int `json:"total_count"`
-		} `json:"result_info"`
-	}
+	var out listPage[pools.AuditEntry]
 	e.do("GET", "/api/v1/audit?actor=ci", nil).json(t, &out)
 	if len(out.Result) != 1 || out.Result[0].Kind != pools.KindPool || out.Result[0].Method != "PATCH" || out.Result[0].Action != "update" {
 		t.Fatalf("by actor: %+v", out.Result)

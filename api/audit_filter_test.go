@@ -8,8 +8,7 @@ import (
 // TestAuditUnknownKind: a kind the audit log never records (a singular
 // "pool", say) is a 400 that names the kinds it does, not an empty list.
 func TestAuditUnknownKind(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	p := e.do("GET", "/api/v1/audit?kind=pool", nil).problem(t, 400)
 	if len(p.Errors) != 1 || p.Errors[0].Path != "kind" || !strings.Contains(p.Errors[0].Message, "pools") || !strings.Contains(p.Errors[0].Message, "health") {
 		t.Errorf("kind=pool: %+v, want a kind error naming the kinds", p)

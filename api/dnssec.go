@@ -159,11 +159,7 @@ type rolloverRequest struct {
 func (s *server) dnssecRollover(w http.ResponseWriter, r *http.Request) {
 	var req rolloverRequest
 	if r.ContentLength != 0 {
-		doc, err := readJSON(w, r, false)
-		if err == nil {
-			err = decodeInto(doc, &req)
-		}
-		if err != nil {
+		if err := readInto(w, r, &req); err != nil {
 			s.writeError(w, r, err)
 			return
 		}

@@ -28,8 +28,7 @@ type dnssecStatus struct {
 // its key, so the DS is there on the first read; only public parts are ever shown, and each rollover step
 // is refused before the zone's TTLs have run out unless forced.
 func TestDNSSECStatusAndRollover(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	body := zoneBody()
 	body["dnssec"] = map[string]any{"enabled": true}
 	z := e.create(pools.KindZone, body)
@@ -92,8 +91,7 @@ func TestDNSSECStatusAndRollover(t *testing.T) {
 // nothing, even for a zone that signs and has no key yet; the key comes
 // from the write that turns DNSSEC on, or from an explicit POST.
 func TestDNSSECStatusNeverWrites(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	ctx := t.Context()
 	z := e.create(pools.KindZone, zoneBody())
 	id := z["id"].(string)

@@ -19,8 +19,7 @@ func total(t *testing.T, e *env, k pools.Kind) int {
 }
 
 func TestValidationNamesEveryFieldAndStoresNothing(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	body := poolBody("no-such-monitor")
 	body["name"] = ""
 	body["minimum_origins"] = 0
@@ -57,8 +56,7 @@ func TestValidationNamesEveryFieldAndStoresNothing(t *testing.T) {
 }
 
 func TestUnknownAndMistypedFieldsNamedWithTheirPath(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	body := `{"name": "p", "colour": "blue",
 		"origin_steering": {"policy": "hash", "sticky": true},
 		"origins": [
@@ -98,8 +96,7 @@ func TestUnknownAndMistypedFieldsNamedWithTheirPath(t *testing.T) {
 }
 
 func TestMalformedBodies(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	cases := []struct {
 		name, body string
 		offset     int64 // -1: no offset expected
@@ -135,8 +132,7 @@ func TestMalformedBodies(t *testing.T) {
 }
 
 func TestBodyOver1MiBIs413(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	big := `{"cidr": "10.0.0.0/8", "description": "` + strings.Repeat("x", 1<<20) + `"}`
 	p := e.do("POST", "/api/v1/networks", big).problem(t, http.StatusRequestEntityTooLarge)
 	if p.Type != "urn:glb:problem:body-too-large" {
@@ -150,8 +146,7 @@ func TestBodyOver1MiBIs413(t *testing.T) {
 }
 
 func TestWrongContentTypeIs415(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	e.do("POST", "/api/v1/networks", "cidr=10.0.0.0/8", "Content-Type", "application/x-www-form-urlencoded").problem(t, http.StatusUnsupportedMediaType)
 	// merge-patch+json is for PATCH only.
 	e.do("POST", "/api/v1/networks", `{"cidr": "10.0.0.0/8"}`, "Content-Type", "application/merge-patch+json").problem(t, http.StatusUnsupportedMediaType)
@@ -161,8 +156,7 @@ func TestWrongContentTypeIs415(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	for _, k := range pools.Kinds {
 		path := "/api/v1/" + string(k) + "/nope"
 		e.do("GET", path, nil).problem(t, http.StatusNotFound)
@@ -180,9 +174,7 @@ func TestNotFound(t *testing.T) {
 }
 
 func TestDeleteReferencedIs409WithReferrers(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
-	f := e.fixture()
+	e, f := parallelFixture(t)
 	for _, c := range []struct {
 		path, referrer string
 	}{
@@ -201,8 +193,7 @@ func TestDeleteReferencedIs409WithReferrers(t *testing.T) {
 }
 
 func TestETagAndIfMatch(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	id := e.create(pools.KindNetwork, networkBody("10.2.0.0/16"))["id"].(string)
 	path := "/api/v1/networks/" + id
 
@@ -235,8 +226,7 @@ func TestETagAndIfMatch(t *testing.T) {
 }
 
 func TestReadOnlyFieldsIgnoredAndIDChecked(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	body := networkBody("10.3.0.0/16")
 	body["id"] = "office-net"
 	body["revision"] = 42
@@ -261,8 +251,7 @@ func TestReadOnlyFieldsIgnoredAndIDChecked(t *testing.T) {
 }
 
 func TestStoreUnavailableIs503(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	// A closed store fails every call: the real thing, failing for real.
 	if err := e.store.Close(); err != nil {
 		t.Fatal(err)

@@ -81,11 +81,7 @@ func FuzzAPIWrite(f *testing.F) {
 
 	count := func(k pools.Kind) int {
 		rec := call("GET", "/api/v1/"+string(k)+"?per_page=1", nil, "")
-		var out struct {
-			ResultInfo struct {
-				TotalCount int `json:"total_count"`
-			} `json:"result_info"`
-		}
+		var out listPage[any]
 		_ = json.Unmarshal(rec.Body.Bytes(), &out)
 		return out.ResultInfo.TotalCount
 	}

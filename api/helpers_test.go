@@ -86,6 +86,33 @@ func newEnv(t *testing.T, opt func(*api.Options)) *env {
 	return e
 }
 
+// parallelEnv is how most tests start: newEnv, run beside the other tests.
+func parallelEnv(t *testing.T, opt func(*api.Options)) *env {
+	t.Helper()
+	t.Parallel()
+	return newEnv(t, opt)
+}
+
+// parallelFixture is parallelEnv with the default options and one object
+// of each kind a load balancer needs already created.
+func parallelFixture(t *testing.T) (*env, fixture) {
+	t.Helper()
+	e := parallelEnv(t, nil)
+	return e, e.fixture()
+}
+
+// listPage is one page of a list as the API answers it.
+type listPage[T any] struct {
+	Result     []T `json:"result"`
+	ResultInfo struct {
+		Page       int `json:"page"`
+		PerPage    int `json:"per_page"`
+		Count      int `json:"count"`
+		TotalCount int `json:"total_count"`
+		TotalPages int `json:"total_pages"`
+	} `json:"result_info"`
+}
+
 type response struct {
 	status int
 	header http.Header

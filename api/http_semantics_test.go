@@ -15,8 +15,7 @@ import (
 // when any tag does, * matches an existing object, and the comparison is
 // weak (W/"3" names revision 3).
 func TestIfNoneMatchRFC9110(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	id := e.create(pools.KindNetwork, networkBody("10.3.0.0/16"))["id"].(string)
 	path := "/api/v1/networks/" + id
 	for range 2 {
@@ -136,8 +135,7 @@ func TestHEADOnEveryGETRoute(t *testing.T) {
 // TestAuthenticationBeforeRouting: without a token, nothing under /api/v1
 // tells a route from a non-route.
 func TestAuthenticationBeforeRouting(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, func(o *api.Options) { o.Token = "s3cret-token" })
+	e := parallelEnv(t, func(o *api.Options) { o.Token = "s3cret-token" })
 	anon := []string{"Authorization", ""}
 	for _, c := range []struct{ method, path string }{
 		{"GET", "/api/v1/nonexistent"},
@@ -165,8 +163,7 @@ func TestAuthenticationBeforeRouting(t *testing.T) {
 // Allow for each method it does not list; the contract client checks
 // that Allow names exactly the documented methods.
 func TestUndocumentedMethodsAre405(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	paths := documentedGETs(t, e.fixture())
 	for _, path := range paths {
 		for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"} {
@@ -184,8 +181,7 @@ func TestUndocumentedMethodsAre405(t *testing.T) {
 // TestMissingContentTypeReadAsJSON pins the documented rule: a body with
 // no Content-Type at all is JSON; a different media type is 415.
 func TestMissingContentTypeReadAsJSON(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	if r := e.do("POST", "/api/v1/networks", `{"cidr": "10.9.0.0/16"}`, "Content-Type", ""); r.status != http.StatusCreated {
 		t.Fatalf("POST without Content-Type: %d %s", r.status, r.body)
 	}

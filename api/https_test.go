@@ -11,9 +11,7 @@ import (
 // back, patched away with null; a bad alpn, port or ech, or an unknown
 // field in it, is a 400 naming the field, and nothing is written.
 func TestLoadBalancerHTTPS(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
-	f := e.fixture()
+	e, f := parallelFixture(t)
 	path := "/api/v1/load_balancers/" + f.lb
 	https := map[string]any{"alpn": []string{"h2", "h3"}, "port": 8443, "no_default_alpn": true, "ech": "AEX+DQBB"}
 	r := e.do("PATCH", path, map[string]any{"https": https}, "Content-Type", "application/merge-patch+json")

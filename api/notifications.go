@@ -51,12 +51,8 @@ type NewNotification struct {
 // On replace, a pagerduty subscription without routing_key keeps its
 // stored one.
 func (s *server) subscriptionOf(w http.ResponseWriter, r *http.Request, replace bool) (pools.Subscription, error) {
-	doc, err := readJSON(w, r, false)
-	if err != nil {
-		return pools.Subscription{}, err
-	}
 	var req notificationRequest
-	if err := decodeInto(doc, &req); err != nil {
+	if err := readInto(w, r, &req); err != nil {
 		return pools.Subscription{}, err
 	}
 	if req.Format == "" {
@@ -69,7 +65,7 @@ func (s *server) subscriptionOf(w http.ResponseWriter, r *http.Request, replace 
 	if keep {
 		sub.Secret = "kept"
 	}
-	err = sub.Validate()
+	err := sub.Validate()
 	if keep {
 		sub.Secret = ""
 	}
@@ -218,13 +214,7 @@ func (s *server) replaceNotification(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) deleteNotification(w http.ResponseWriter, r *http.Request) {
-	id := chi.URLParam(r, "id")
-	if err := s.Store.DeleteSubscription(r.Context(), id); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.log.Info("notification subscription deleted", "id", id, "by", callerOf(r.Context()))
-	w.WriteHeader(http.StatusNoContent)
+	s.deleteLogged(w, r, s.Store.DeleteSubscription, chi.URLParam(r, "id"), "notification subscription deleted", "id")
 }
 
 func (s *server) notificationDeliveries(w http.ResponseWriter, r *http.Request) {

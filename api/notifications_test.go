@@ -14,9 +14,7 @@ import (
 // with a clear problem for a URL that is not http(s) or is this API, an
 // unknown event or filter, and it has a delivery log and a test call.
 func TestNotifications(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
-	f := e.fixture()
+	e, f := parallelFixture(t)
 	body := map[string]any{"name": "oncall", "url": "https://hooks.example.com/glb", "events": []string{"origin_health", "pool_health", "failover"},
 		"format": "standard", "load_balancers": []string{f.lb}}
 	r := e.do("POST", "/api/v1/notifications", body)

@@ -212,8 +212,7 @@ func jsonNames(t reflect.Type) []string {
 }
 
 func TestOpenAPIServed(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	r := e.do("GET", "/api/v1/openapi.json", nil)
 	if r.status != http.StatusOK || r.header.Get("Content-Type") != "application/json" || !bytes.Equal(r.body, api.OpenAPI()) {
 		t.Fatalf("GET openapi.json: %d %q", r.status, r.header.Get("Content-Type"))

@@ -12,14 +12,9 @@ import (
 // in pages of 2 are 2 pages, 5 are 3, 0 are 0), and per_page accepts its
 // bound, 1000.
 func TestPaginationEdges(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	pages := func(perPage int) int {
-		var out struct {
-			ResultInfo struct {
-				TotalPages int `json:"total_pages"`
-			} `json:"result_info"`
-		}
+		var out listPage[any]
 		r := e.do("GET", fmt.Sprintf("/api/v1/networks?per_page=%d", perPage), nil)
 		if r.status != http.StatusOK {
 			t.Fatalf("per_page=%d: %d %s", perPage, r.status, r.body)

@@ -10,9 +10,7 @@ import (
 )
 
 func TestMergePatch(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
-	f := e.fixture()
+	e, f := parallelFixture(t)
 	path := "/api/v1/pools/" + f.pool
 	mp := []string{"Content-Type", "application/merge-patch+json"}
 
@@ -72,25 +70,14 @@ func TestMergePatch(t *testing.T) {
 }
 
 func TestPagination(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	var ids []string
 	for i := range 5 {
 		ids = append(ids, e.create(pools.KindNetwork, networkBody(fmt.Sprintf("10.0.%d.0/24", i)))["id"].(string))
 	}
-	type page struct {
-		Result     []map[string]any `json:"result"`
-		ResultInfo struct {
-			Page       int `json:"page"`
-			PerPage    int `json:"per_page"`
-			Count      int `json:"count"`
-			TotalCount int `json:"total_count"`
-			TotalPages int `json:"total_pages"`
-		} `json:"result_info"`
-	}
 	var seen []string
 	for n, want := range []int{2, 2, 1, 0} {
-		var p page
+		var p listPage[map[string]any]
 		r := e.do("GET", fmt.Sprintf("/api/v1/networks?per_page=2&page=%d", n+1), nil)
 		r.json(t, &p)
 		ri := p.ResultInfo
@@ -111,7 +98,7 @@ func TestPagination(t *testing.T) {
 			t.Fatalf("pages hold %v, want %v", seen, ids)
 		}
 	}
-	var p page
+	var p listPage[map[string]any]
 	e.do("GET", "/api/v1/networks", nil).json(t, &p)
 	if p.ResultInfo.Page != 1 || p.ResultInfo.PerPage != 20 || len(p.Result) != 5 {
 		t.Fatalf("defaults: %+v", p.ResultInfo)

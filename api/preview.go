@@ -97,13 +97,8 @@ func (s *server) preview(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, badRequest(fmt.Sprintf("%d field(s) at fault", len(fes)), fes...))
 		return
 	}
-	if s.Snapshot == nil {
-		s.writeError(w, r, newProblem(http.StatusNotImplemented, "this server has no steering engine to preview with"))
-		return
-	}
-	snap, locate := s.Snapshot()
-	if snap == nil {
-		s.writeError(w, r, newProblem(http.StatusServiceUnavailable, "no configuration snapshot loaded yet"))
+	snap, locate, ok := s.served(w, r, "to preview with")
+	if !ok {
 		return
 	}
 	now := snap.LoadBalancerByID(id)

@@ -10,9 +10,7 @@ import (
 // TestCRUDEveryKind walks every kind through create, get, list, replace,
 // patch and delete, checking statuses, ETags and what was stored.
 func TestCRUDEveryKind(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
-	f := e.fixture()
+	e, f := parallelFixture(t)
 	cases := []struct {
 		kind  pools.Kind
 		id    string
@@ -36,13 +34,7 @@ func TestCRUDEveryKind(t *testing.T) {
 			t.Fatalf("GET %s: %v", path, got.Result)
 		}
 
-		var l struct {
-			Result     []map[string]any
-			ResultInfo struct {
-				Count      int `json:"count"`
-				TotalCount int `json:"total_count"`
-			} `json:"result_info"`
-		}
+		var l listPage[map[string]any]
 		e.do("GET", "/api/v1/"+string(c.kind), nil).json(t, &l)
 		if len(l.Result) != 1 || l.Result[0]["id"] != c.id || l.ResultInfo.Count != 1 || l.ResultInfo.TotalCount != 1 {
 			t.Fatalf("list %s: %+v", c.kind, l)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/steering"
 )
 
 // safety answers GET /safety: the safety rules that no longer hold now,
@@ -12,18 +13,8 @@ import (
 // refused when it starts; health that changes afterwards is not refused,
 // so this is where an operator (the console's overview) sees it.
 func (s *server) safety(w http.ResponseWriter, r *http.Request) {
-	if s.Snapshot == nil {
-		s.writeError(w, r, newProblem(http.StatusNotImplemented, "this server has no steering engine to judge the safety rules with"))
-		return
-	}
-	snap, _ := s.Snapshot()
-	if snap == nil {
-		s.writeError(w, r, newProblem(http.StatusServiceUnavailable, "no configuration snapshot loaded yet"))
-		return
-	}
-	rules, err := s.Store.SafetyRules(r.Context())
-	if err != nil {
-		s.writeError(w, r, err)
+	snap, rules, ok := s.safetyBasis(w, r, "to judge the safety rules with")
+	if !ok {
 		return
 	}
 	out := []pools.ShiftHarm{}
@@ -32,4 +23,20 @@ func (s *server) safety(w http.ResponseWriter, r *http.Request) {
 	}
 	out = append(out, snap.GlobalSafetyNow(rules)...)
 	writeJSON(w, http.StatusOK, item{Result: out})
+}
+
+// safetyBasis is what the safety rules are judged on: the snapshot being
+// served and the global rules as stored now. ok is false when it has
+// answered the request itself (see served).
+func (s *server) safetyBasis(w http.ResponseWriter, r *http.Request, what string) (*steering.Snapshot, pools.SafetyRules, bool) {
+	snap, _, ok := s.served(w, r, what)
+	if !ok {
+		return nil, pools.SafetyRules{}, false
+	}
+	rules, err := s.Store.SafetyRules(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return nil, pools.SafetyRules{}, false
+	}
+	return snap, rules, true
 }

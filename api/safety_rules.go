@@ -28,13 +28,8 @@ func (s *server) putSafetyRules(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	doc, err := readJSON(w, r, false)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	var rules pools.SafetyRules
-	if err := decodeInto(doc, &rules); err != nil {
+	if err := readInto(w, r, &rules); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

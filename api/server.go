@@ -142,6 +142,22 @@ func New(o Options) http.Handler {
 	return r
 }
 
+// served is the snapshot being served, for a handler that needs it to
+// judge or preview something (what: "to preview with"); when there is no
+// steering engine (501) or no snapshot loaded yet (503) it answers the
+// request itself and returns ok false.
+func (s *server) served(w http.ResponseWriter, r *http.Request, what string) (snap *steering.Snapshot, locate steering.Locator, ok bool) {
+	if s.Snapshot == nil {
+		s.writeError(w, r, newProblem(http.StatusNotImplemented, "this server has no steering engine "+what))
+		return nil, nil, false
+	}
+	if snap, locate = s.Snapshot(); snap == nil {
+		s.writeError(w, r, newProblem(http.StatusServiceUnavailable, "no configuration snapshot loaded yet "+what))
+		return nil, nil, false
+	}
+	return snap, locate, true
+}
+
 func (s *server) readyz(w http.ResponseWriter, _ *http.Request) {
 	if s.Ready != nil && !s.Ready() {
 		writeProblem(w, newProblem(http.StatusServiceUnavailable, "no configuration snapshot loaded yet"))

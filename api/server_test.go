@@ -15,8 +15,7 @@ import (
 )
 
 func TestBearerAuth(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, func(o *api.Options) { o.Token = "s3cret-token" })
+	e := parallelEnv(t, func(o *api.Options) { o.Token = "s3cret-token" })
 	for _, c := range []struct {
 		name, auth string
 		status     int
@@ -76,9 +75,7 @@ func TestProbes(t *testing.T) {
 }
 
 func TestExplain(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
-	f := e.fixture()
+	e, f := parallelFixture(t)
 	base := "/api/v1/load_balancers/" + f.lb + "/explain"
 
 	p := e.do("GET", base+"?client=300.1.1.1&ecs=10.0.0.0/99&type=MX", nil).problem(t, http.StatusBadRequest)
@@ -214,9 +211,7 @@ func TestPoolHealthOwnView(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
-	f := e.fixture()
+	e, f := parallelFixture(t)
 	e.do("GET", "/api/v1/pools/"+f.pool, nil)
 	e.do("GET", "/api/v1/pools/nope", nil)
 	e.do("GET", "/no/such/path", nil)

@@ -40,12 +40,7 @@ func TestShiftStartListEnd(t *testing.T) {
 	if r.status != http.StatusCreated {
 		t.Fatalf("schedule: %d %s", r.status, r.body)
 	}
-	var list struct {
-		Result     []pools.Shift
-		ResultInfo struct {
-			TotalCount int `json:"total_count"`
-		} `json:"result_info"`
-	}
+	var list listPage[pools.Shift]
 	e.do("GET", "/api/v1/shifts?status=scheduled", nil).json(t, &list)
 	if len(list.Result) != 1 || list.Result[0].Target.Origin != second+"/c" || list.ResultInfo.TotalCount != 1 {
 		t.Fatalf("scheduled: %+v", list)

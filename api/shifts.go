@@ -148,20 +148,10 @@ func (s *server) startShift(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, p)
 		return
 	}
-	if s.Snapshot == nil {
-		s.writeError(w, r, newProblem(http.StatusNotImplemented, "this server has no steering engine to check safety rules with"))
-		return
-	}
-	snap, _ := s.Snapshot()
-	if snap == nil {
-		s.writeError(w, r, newProblem(http.StatusServiceUnavailable, "no configuration snapshot loaded yet: the safety rules cannot be checked"))
-		return
-	}
 	// The global rules are read just before the write's transaction; a
 	// change to them that lands in between is the operator's own race.
-	rules, err := s.Store.SafetyRules(r.Context())
-	if err != nil {
-		s.writeError(w, r, err)
+	snap, rules, ok := s.safetyBasis(w, r, "to check safety rules with")
+	if !ok {
 		return
 	}
 	guard := func(stored []pools.Shift) error {

@@ -26,13 +26,8 @@ type NewToken struct {
 }
 
 func (s *server) createToken(w http.ResponseWriter, r *http.Request) {
-	doc, err := readJSON(w, r, false)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	var req tokenRequest
-	if err := decodeInto(doc, &req); err != nil {
+	if err := readInto(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -90,19 +85,35 @@ func created(w http.ResponseWriter, location string, v any) {
 }
 
 func (s *server) deleteToken(w http.ResponseWriter, r *http.Request) {
-	name := chi.URLParam(r, "name")
-	if err := s.Store.DeleteToken(r.Context(), name); err != nil {
+	revoke := func(ctx context.Context, name string) error {
+		err := s.Store.DeleteToken(ctx, name)
+		if err == nil {
+			// Before the 204: whoever is told it is revoked finds it so.
+			s.tokens.invalidate()
+		}
+		return err
+	}
+	s.deleteLogged(w, r, revoke, chi.URLParam(r, "name"), "token revoked", "token")
+}
+
+// deleteLogged answers a DELETE of the thing named name (by key in the
+// log): del removes it, then the removal is logged as msg.
+func (s *server) deleteLogged(w http.ResponseWriter, r *http.Request, del func(context.Context, string) error, name, msg, key string) {
+	if err := del(r.Context(), name); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.tokens.invalidate()
-	s.log.Info("token revoked", "token", name, "by", callerOf(r.Context()))
+	s.log.Info(msg, key, name, "by", callerOf(r.Context()))
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// decodeInto decodes a generic JSON object into v strictly, naming every
+// readInto reads the request's JSON object into v strictly, naming every
 // unknown or mistyped field like the resources do.
-func decodeInto(doc map[string]any, v any) error {
+func readInto(w http.ResponseWriter, r *http.Request, v any) error {
+	doc, err := readJSON(w, r, false)
+	if err != nil {
+		return err
+	}
 	fes, err := pools.DecodeInto(doc, v)
 	if err != nil {
 		return err

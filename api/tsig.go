@@ -32,13 +32,8 @@ type NewTSIGKey struct {
 }
 
 func (s *server) createTSIGKey(w http.ResponseWriter, r *http.Request) {
-	doc, err := readJSON(w, r, false)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	req := tsigKeyRequest{Algorithm: pools.TSIGHMACSHA256}
-	if err := decodeInto(doc, &req); err != nil {
+	if err := readInto(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -61,11 +56,5 @@ func (s *server) getTSIGKey(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) deleteTSIGKey(w http.ResponseWriter, r *http.Request) {
-	name := pools.CanonicalName(chi.URLParam(r, "name"))
-	if err := s.Store.DeleteTSIGKey(r.Context(), name); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.log.Info("TSIG key deleted", "key", name, "by", callerOf(r.Context()))
-	w.WriteHeader(http.StatusNoContent)
+	s.deleteLogged(w, r, s.Store.DeleteTSIGKey, pools.CanonicalName(chi.URLParam(r, "name")), "TSIG key deleted", "key")
 }

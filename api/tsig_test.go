@@ -14,8 +14,7 @@ import (
 // without it, refused with every bad field named, kept from every scope
 // but admin, and deleted.
 func TestTSIGKeys(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, func(o *api.Options) { o.Token = "bootstrap-secret" })
+	e := parallelEnv(t, func(o *api.Options) { o.Token = "bootstrap-secret" })
 	f := e.fixture()
 	body := map[string]any{"name": "acme", "algorithm": "hmac-sha256", "grants": []map[string]any{
 		{"zone": f.zone, "name": "www.glb.example.com", "match": "acme-challenge", "types": []string{"TXT"}},
@@ -66,8 +65,7 @@ func TestTSIGKeys(t *testing.T) {
 // TestTokensAndTSIGKeysPaged: the lists the store returns whole (tokens,
 // TSIG keys) are cut into the page asked for, by name, with the total.
 func TestTokensAndTSIGKeysPaged(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, func(o *api.Options) { o.Token = "bootstrap-secret" })
+	e := parallelEnv(t, func(o *api.Options) { o.Token = "bootstrap-secret" })
 	f := e.fixture()
 	for _, name := range []string{"a", "b", "c"} {
 		if r := e.do("POST", "/api/v1/tokens", map[string]any{"name": name, "scopes": []string{"read"}}); r.status != http.StatusCreated {
@@ -80,12 +78,7 @@ func TestTokensAndTSIGKeysPaged(t *testing.T) {
 	}
 	for _, path := range []string{"/api/v1/tokens", "/api/v1/tsig_keys"} {
 		r := e.do("GET", path+"?per_page=1&page=2", nil)
-		var page struct {
-			Result     []struct{ Name string }
-			ResultInfo struct {
-				TotalCount int `json:"total_count"`
-			} `json:"result_info"`
-		}
+		var page listPage[struct{ Name string }]
 		r.json(t, &page)
 		if r.status != http.StatusOK || len(page.Result) != 1 || page.Result[0].Name != "b" || page.ResultInfo.TotalCount != 3 {
 			t.Errorf("%s page 2 of 1: %d %s", path, r.status, r.body)

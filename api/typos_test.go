@@ -80,8 +80,7 @@ func TestTyposRefusedWithTheirFieldAndValue(t *testing.T) {
 
 // An origin that no monitor checks reads not_checked, never up.
 func TestUnmonitoredOriginsNotChecked(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
+	e := parallelEnv(t, nil)
 	id := e.create(pools.KindPool, poolBody(""))["id"].(string)
 	var got struct{ Result api.PoolHealth }
 	e.do("GET", "/api/v1/pools/"+id+"/health", nil).json(t, &got)
@@ -96,9 +95,7 @@ func TestUnmonitoredOriginsNotChecked(t *testing.T) {
 // with a geo map) for a load balancer created without one or with "",
 // as old files and Cloudflare's clients send, and PATCH null asks again.
 func TestSteeringOffHasOneName(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
-	f := e.fixture()
+	e, f := parallelFixture(t)
 	var got struct{ Result map[string]any }
 	e.do("GET", "/api/v1/load_balancers/"+f.lb, nil).json(t, &got)
 	if got.Result["steering_policy"] != "off" {
