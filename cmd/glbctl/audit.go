@@ -16,9 +16,7 @@ import (
 // runAudit shows the audit log, newest first: who changed what, and when
 // origins went down and why.
 func runAudit(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
-	var c common
-	outputs := []string{"table", "json", "yaml"}
-	fs := newFlags("audit", env, stderr, &c, outputs...)
+	c, fs := newCommand("audit", env, stderr, "table", "json", "yaml")
 	q := url.Values{}
 	for _, f := range []struct{ name, usage string }{
 		{"kind", "only this kind: zones, monitors, pools, load_balancers, networks, tokens, tsig_keys, health"},
@@ -31,26 +29,14 @@ func runAudit(ctx context.Context, args []string, env func(string) string, stdou
 	}
 	page := fs.Int("page", 1, "page of results")
 	perPage := fs.Int("per-page", 20, fmt.Sprintf("entries per page (at most %d)", pools.MaxPerPage))
-	pos, err := parseFlags(fs, args, &c, outputs...)
+	_, cl, err := commandArgs(fs, args, c, 0, 0, "usage: glbctl audit [--kind KIND] [--id ID] [--actor NAME] [--since TIME] [--until TIME]")
 	if err != nil {
 		return usageError(stderr, err)
-	}
-	if len(pos) != 0 {
-		return usageError(stderr, fmt.Errorf("usage: glbctl audit [--kind KIND] [--id ID] [--actor NAME] [--since TIME] [--until TIME]"))
 	}
 	q.Set("page", strconv.Itoa(*page))
 	q.Set("per_page", strconv.Itoa(*perPage))
-	cl, err := newClient(c)
-	if err != nil {
-		return usageError(stderr, err)
-	}
-	return show(ctx, cl, apiPrefix+"/audit?"+q.Encode(), c.output, stdout, stderr, func(w io.Writer, raw json.RawMessage) error {
-		var es []pools.AuditEntry
-		if err := json.Unmarshal(raw, &es); err != nil {
-			return fmt.Errorf("decoding the audit log: %w", err)
-		}
+	return showAs(ctx, cl, apiPrefix+"/audit?"+q.Encode(), c.output, stdout, stderr, "audit log", func(w io.Writer, es []pools.AuditEntry) {
 		printAudit(w, es)
-		return nil
 	})
 }
 

@@ -201,3 +201,16 @@ func show(ctx context.Context, cl *client, path, format string, stdout, stderr i
 	}
 	return exitOK
 }
+
+// showAs is show for a result of type T, which render prints as a table
+// (what names the result in an error).
+func showAs[T any](ctx context.Context, cl *client, path, format string, stdout, stderr io.Writer, what string, render func(w io.Writer, v T)) int {
+	return show(ctx, cl, path, format, stdout, stderr, func(w io.Writer, raw json.RawMessage) error {
+		var v T
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("decoding the %s: %w", what, err)
+		}
+		render(w, v)
+		return nil
+	})
+}

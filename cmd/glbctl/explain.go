@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -13,20 +13,15 @@ import (
 )
 
 func runExplain(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
-	var c common
-	outputs := []string{"table", "json"}
-	fs := newFlags("explain", env, stderr, &c, outputs...)
+	c, fs := newCommand("explain", env, stderr, "table", "json")
 	client := fs.String("client", "", "address of the client or its resolver (required)")
 	ecs := fs.String("ecs", "", "EDNS Client Subnet the query carries, e.g. 203.0.113.0/24")
 	qtype := fs.String("type", "A", "query type: A or AAAA")
-	pos, err := parseFlags(fs, args, &c, outputs...)
-	if err != nil {
-		return usageError(stderr, err)
+	const usage = "usage: glbctl explain LB --client IP [--ecs CIDR] [--type A|AAAA]"
+	pos, cl, err := commandArgs(fs, args, c, 1, 1, usage)
+	if err == nil && *client == "" {
+		err = errors.New(usage)
 	}
-	if len(pos) != 1 || *client == "" {
-		return usageError(stderr, fmt.Errorf("usage: glbctl explain LB --client IP [--ecs CIDR] [--type A|AAAA]"))
-	}
-	cl, err := newClient(c)
 	if err != nil {
 		return usageError(stderr, err)
 	}
@@ -35,13 +30,8 @@ func runExplain(ctx context.Context, args []string, env func(string) string, std
 		q.Set("ecs", *ecs)
 	}
 	path := objectPath(pools.KindLoadBalancer, pos[0]) + "/explain?" + q.Encode()
-	return show(ctx, cl, path, c.output, stdout, stderr, func(w io.Writer, raw json.RawMessage) error {
-		var e api.Explanation
-		if err := json.Unmarshal(raw, &e); err != nil {
-			return fmt.Errorf("decoding the explanation: %w", err)
-		}
+	return showAs(ctx, cl, path, c.output, stdout, stderr, "explanation", func(w io.Writer, e api.Explanation) {
 		printExplanation(w, &e)
-		return nil
 	})
 }
 

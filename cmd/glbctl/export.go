@@ -15,16 +15,8 @@ import (
 )
 
 func runExport(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
-	var c common
-	outputs := []string{"yaml", "json"}
-	fs := newFlags("export", env, stderr, &c, outputs...)
-	if pos, err := parseFlags(fs, args, &c, outputs...); err != nil || len(pos) > 0 {
-		if err == nil {
-			err = fmt.Errorf("export takes no arguments, got %q", pos)
-		}
-		return usageError(stderr, err)
-	}
-	cl, err := newClient(c)
+	c, fs := newCommand("export", env, stderr, "yaml", "json")
+	_, cl, err := commandArgs(fs, args, c, 0, 0, "export takes no arguments")
 	if err != nil {
 		return usageError(stderr, err)
 	}

@@ -24,23 +24,14 @@ var kindNames = map[string]pools.Kind{
 }
 
 func runGet(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
-	var c common
-	outputs := []string{"table", "json", "yaml"}
-	fs := newFlags("get", env, stderr, &c, outputs...)
-	pos, err := parseFlags(fs, args, &c, outputs...)
+	c, fs := newCommand("get", env, stderr, "table", "json", "yaml")
+	pos, cl, err := commandArgs(fs, args, c, 1, 2, "usage: glbctl get KIND [ID]; KIND is one of "+kindList())
 	if err != nil {
 		return usageError(stderr, err)
-	}
-	if len(pos) < 1 || len(pos) > 2 {
-		return usageError(stderr, fmt.Errorf("usage: glbctl get KIND [ID]; KIND is one of %s", kindList()))
 	}
 	k, ok := kindNames[strings.ToLower(pos[0])]
 	if !ok {
 		return usageError(stderr, fmt.Errorf("unknown kind %q; want one of %s", pos[0], kindList()))
-	}
-	cl, err := newClient(c)
-	if err != nil {
-		return usageError(stderr, err)
 	}
 	var raws []json.RawMessage
 	if len(pos) == 2 {

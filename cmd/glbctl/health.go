@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -14,27 +13,13 @@ import (
 )
 
 func runHealth(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
-	var c common
-	outputs := []string{"table", "json"}
-	fs := newFlags("health", env, stderr, &c, outputs...)
-	pos, err := parseFlags(fs, args, &c, outputs...)
+	c, fs := newCommand("health", env, stderr, "table", "json")
+	pos, cl, err := commandArgs(fs, args, c, 1, 1, "usage: glbctl health POOL")
 	if err != nil {
 		return usageError(stderr, err)
 	}
-	if len(pos) != 1 {
-		return usageError(stderr, fmt.Errorf("usage: glbctl health POOL"))
-	}
-	cl, err := newClient(c)
-	if err != nil {
-		return usageError(stderr, err)
-	}
-	return show(ctx, cl, objectPath(pools.KindPool, pos[0])+"/health", c.output, stdout, stderr, func(w io.Writer, raw json.RawMessage) error {
-		var h api.PoolHealth
-		if err := json.Unmarshal(raw, &h); err != nil {
-			return fmt.Errorf("decoding the health: %w", err)
-		}
+	return showAs(ctx, cl, objectPath(pools.KindPool, pos[0])+"/health", c.output, stdout, stderr, "health", func(w io.Writer, h api.PoolHealth) {
 		printHealth(w, &h)
-		return nil
 	})
 }
 

@@ -118,6 +118,8 @@ type common struct {
 	envToken string
 	// stderr receives -h's list of flags.
 	stderr io.Writer
+	// outputs are the values -o takes, the first its default.
+	outputs []string
 }
 
 // newFlags returns a flag set with --server and --token (their defaults
@@ -128,7 +130,7 @@ func newFlags(name string, env func(string) string, stderr io.Writer, c *common,
 	// flags (see parseFlags).
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	c.stderr = stderr
+	c.stderr, c.outputs = stderr, outputs
 	server := env("GLB_SERVER")
 	if server == "" {
 		server = "http://127.0.0.1:8080"
@@ -140,6 +142,13 @@ func newFlags(name string, env func(string) string, stderr io.Writer, c *common,
 		fs.StringVar(&c.output, "o", outputs[0], "output format: "+strings.Join(outputs, ", "))
 	}
 	return fs
+}
+
+// newCommand is newFlags for a command of its own: its common flags and
+// the flag set the command adds its own flags to.
+func newCommand(name string, env func(string) string, stderr io.Writer, outputs ...string) (*common, *flag.FlagSet) {
+	c := new(common)
+	return c, newFlags(name, env, stderr, c, outputs...)
 }
 
 // parseFlags parses args, allowing flags after positional arguments
@@ -190,21 +199,41 @@ func parseFileArgs(name string, args []string, env func(string) string, stderr i
 	if extra != nil {
 		extra(fs)
 	}
-	pos, err := parseFlags(fs, args, &a.common)
+	_, cl, err := commandArgs(fs, args, &a.common, 0, 0, name+" takes no arguments")
 	if err != nil {
 		return nil, nil, err
-	}
-	if len(pos) > 0 {
-		return nil, nil, fmt.Errorf("%s takes no arguments, got %q", name, pos)
 	}
 	if a.file == "" {
 		return nil, nil, fmt.Errorf("%s: -f FILE is required", name)
 	}
-	cl, err := newClient(a.common)
+	return &a, cl, nil
+}
+
+// commandArgs parses a command's flags (fs from newFlags with c), checks
+// that it has min to max positional arguments (max -1: any; usage is the
+// error otherwise) and makes the API client. Its errors are usage errors.
+func commandArgs(fs *flag.FlagSet, args []string, c *common, min, max int, usage string) ([]string, *client, error) {
+	pos, err := parseFlags(fs, args, c, c.outputs...)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &a, cl, nil
+	if len(pos) < min || (max >= 0 && len(pos) > max) {
+		return nil, nil, errors.New(usage)
+	}
+	cl, err := newClient(*c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pos, cl, nil
+}
+
+// splitVerb splits a command's verb ("list" when none is given) from its
+// other positional arguments.
+func splitVerb(pos []string) (string, []string) {
+	if len(pos) == 0 {
+		return "list", nil
+	}
+	return pos[0], pos[1:]
 }
 
 // usageError reports bad flags or arguments with the status they deserve.

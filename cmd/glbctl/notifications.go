@@ -42,41 +42,27 @@ type notificationSpec struct {
 
 // runNotifications manages notification subscriptions.
 func runNotifications(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
-	var c common
-	outputs := []string{"table", "json", "yaml"}
-	fs := newFlags("notifications", env, stderr, &c, outputs...)
+	c, fs := newCommand("notifications", env, stderr, "table", "json", "yaml")
 	file := fs.String("f", "", "apply: the file of subscriptions (- is standard input)")
 	prune := fs.Bool("prune", false, "apply: delete the subscriptions the file does not name")
 	dryRun := fs.Bool("dry-run", false, "apply: say what would change, change nothing")
-	pos, err := parseFlags(fs, args, &c, outputs...)
+	pos, cl, err := commandArgs(fs, args, c, 0, -1, "")
 	if err != nil {
 		return usageError(stderr, err)
 	}
-	verb := "list"
-	if len(pos) > 0 {
-		verb, pos = pos[0], pos[1:]
-	}
-	cl, err := newClient(c)
-	if err != nil {
-		return usageError(stderr, err)
-	}
+	verb, pos := splitVerb(pos)
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "glbctl:", err)
 		return exitFailed
 	}
 	switch {
 	case verb == "list" && len(pos) == 0:
-		return show(ctx, cl, apiPrefix+"/notifications?per_page=1000", c.output, stdout, stderr, func(w io.Writer, raw json.RawMessage) error {
-			var subs []pools.Subscription
-			if err := json.Unmarshal(raw, &subs); err != nil {
-				return fmt.Errorf("decoding the subscriptions: %w", err)
-			}
+		return showAs(ctx, cl, apiPrefix+"/notifications?per_page=1000", c.output, stdout, stderr, "subscriptions", func(w io.Writer, subs []pools.Subscription) {
 			t := newTable(w, "ID", "NAME", "FORMAT", "EVENTS", "URL")
 			for _, s := range subs {
 				t.row(s.ID, s.Name, s.Format, strings.Join(s.Events, ","), redactURL(s.URL))
 			}
 			t.flush()
-			return nil
 		})
 	case verb == "apply" && len(pos) == 0 && *file != "":
 		specs, err := readNotificationFile(*file, os.Stdin, env)
@@ -89,11 +75,7 @@ func runNotifications(ctx context.Context, args []string, env func(string) strin
 		if err != nil {
 			return fail(err)
 		}
-		return show(ctx, cl, apiPrefix+"/notifications/"+url.PathEscape(id)+"/deliveries?per_page=100", c.output, stdout, stderr, func(w io.Writer, raw json.RawMessage) error {
-			var ds []pools.Delivery
-			if err := json.Unmarshal(raw, &ds); err != nil {
-				return fmt.Errorf("decoding the deliveries: %w", err)
-			}
+		return showAs(ctx, cl, apiPrefix+"/notifications/"+url.PathEscape(id)+"/deliveries?per_page=100", c.output, stdout, stderr, "deliveries", func(w io.Writer, ds []pools.Delivery) {
 			t := newTable(w, "SEQ", "TIME", "TYPE", "STATUS", "ATTEMPTS", "LAST CODE", "NEXT", "SUMMARY / LAST ERROR")
 			for _, d := range ds {
 				next, what := "", d.Event.Data.Summary
@@ -106,7 +88,6 @@ func runNotifications(ctx context.Context, args []string, env func(string) strin
 				t.row(itoa(d.Seq), d.Event.Time.Format(time.RFC3339), d.Event.Type, d.Status, itoa(d.Attempts), itoa(d.LastStatus), next, what)
 			}
 			t.flush()
-			return nil
 		})
 	case verb == "test" && len(pos) == 1:
 		id, err := subscriptionID(ctx, cl, pos[0])

@@ -43,9 +43,7 @@ func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func shiftStart(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
-	var c common
-	outputs := []string{"table", "json", "yaml"}
-	fs := newFlags("shift start", env, stderr, &c, outputs...)
+	c, fs := newCommand("shift start", env, stderr, "table", "json", "yaml")
 	var sh pools.Shift
 	fs.StringVar(&sh.Target.Pool, "pool", "", "shift this pool (id) away")
 	fs.StringVar(&sh.Target.Origin, "origin", "", "shift this origin (pool-id/origin-name) away")
@@ -57,12 +55,9 @@ func shiftStart(ctx context.Context, args []string, env func(string) string, std
 	starts := fs.String("starts-at", "", "RFC 3339 start time (default now)")
 	expires := fs.String("expires-at", "", "RFC 3339 expiry, instead of --duration")
 	fs.BoolVar(&sh.Override, "override", false, "start it even though it breaks safety rules (admin token)")
-	pos, err := parseFlags(fs, args, &c, outputs...)
+	_, cl, err := commandArgs(fs, args, c, 0, 0, shiftUsage)
 	if err != nil {
 		return usageError(stderr, err)
-	}
-	if len(pos) != 0 {
-		return usageError(stderr, errors.New(shiftUsage))
 	}
 	sh.LoadBalancers = lbs
 	for _, t := range []struct {
@@ -78,10 +73,6 @@ func shiftStart(ctx context.Context, args []string, env func(string) string, std
 		}
 	}
 	body, err := shiftBody(&sh)
-	if err != nil {
-		return usageError(stderr, err)
-	}
-	cl, err := newClient(c)
 	if err != nil {
 		return usageError(stderr, err)
 	}
@@ -112,17 +103,8 @@ func shiftBody(sh *pools.Shift) ([]byte, error) {
 }
 
 func shiftEnd(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
-	var c common
-	outputs := []string{"table", "json", "yaml"}
-	fs := newFlags("shift end", env, stderr, &c, outputs...)
-	pos, err := parseFlags(fs, args, &c, outputs...)
-	if err != nil {
-		return usageError(stderr, err)
-	}
-	if len(pos) != 1 {
-		return usageError(stderr, errors.New("usage: glbctl shift end ID"))
-	}
-	cl, err := newClient(c)
+	c, fs := newCommand("shift end", env, stderr, "table", "json", "yaml")
+	pos, cl, err := commandArgs(fs, args, c, 1, 1, "usage: glbctl shift end ID")
 	if err != nil {
 		return usageError(stderr, err)
 	}
@@ -159,18 +141,9 @@ func printShiftAnswer(b []byte, err error, format string, stdout, stderr io.Writ
 }
 
 func shiftList(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
-	var c common
-	outputs := []string{"table", "json", "yaml"}
-	fs := newFlags("shift list", env, stderr, &c, outputs...)
+	c, fs := newCommand("shift list", env, stderr, "table", "json", "yaml")
 	status := fs.String("status", "", "only these states, comma-separated: scheduled, active, ended, expired")
-	pos, err := parseFlags(fs, args, &c, outputs...)
-	if err != nil {
-		return usageError(stderr, err)
-	}
-	if len(pos) != 0 {
-		return usageError(stderr, errors.New("usage: glbctl shift list [--status S]"))
-	}
-	cl, err := newClient(c)
+	_, cl, err := commandArgs(fs, args, c, 0, 0, "usage: glbctl shift list [--status S]")
 	if err != nil {
 		return usageError(stderr, err)
 	}
@@ -178,13 +151,8 @@ func shiftList(ctx context.Context, args []string, env func(string) string, stdo
 	if *status != "" {
 		q.Set("status", *status)
 	}
-	return show(ctx, cl, apiPrefix+"/shifts?"+q.Encode(), c.output, stdout, stderr, func(w io.Writer, raw json.RawMessage) error {
-		var list []pools.Shift
-		if err := json.Unmarshal(raw, &list); err != nil {
-			return fmt.Errorf("decoding the shifts: %w", err)
-		}
+	return showAs(ctx, cl, apiPrefix+"/shifts?"+q.Encode(), c.output, stdout, stderr, "shifts", func(w io.Writer, list []pools.Shift) {
 		printShifts(w, list)
-		return nil
 	})
 }
 

@@ -22,9 +22,7 @@ MATCH is exact, subtree or acme-challenge.`
 // runTSIGKeys manages the TSIG keys with which DNS UPDATEs are signed
 // (admin). create prints the secret, which the API shows only once.
 func runTSIGKeys(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
-	var c common
-	outputs := []string{"table", "json", "yaml"}
-	fs := newFlags("tsig-keys", env, stderr, &c, outputs...)
+	c, fs := newCommand("tsig-keys", env, stderr, "table", "json", "yaml")
 	alg := fs.String("algorithm", pools.TSIGHMACSHA256, "create: hmac-sha256 or hmac-sha512")
 	var grants []pools.TSIGGrant
 	fs.Func("grant", "create: ZONE:NAME:MATCH:TYPES (repeatable), e.g. z1:www.glb.example.com:acme-challenge:TXT", func(v string) error {
@@ -35,25 +33,14 @@ func runTSIGKeys(ctx context.Context, args []string, env func(string) string, st
 		grants = append(grants, pools.TSIGGrant{Zone: f[0], Name: f[1], Match: f[2], Types: strings.Split(f[3], ",")})
 		return nil
 	})
-	pos, err := parseFlags(fs, args, &c, outputs...)
+	pos, cl, err := commandArgs(fs, args, c, 0, -1, "")
 	if err != nil {
 		return usageError(stderr, err)
 	}
-	verb := "list"
-	if len(pos) > 0 {
-		verb, pos = pos[0], pos[1:]
-	}
-	cl, err := newClient(c)
-	if err != nil {
-		return usageError(stderr, err)
-	}
+	verb, pos := splitVerb(pos)
 	switch {
 	case verb == "list" && len(pos) == 0:
-		return show(ctx, cl, apiPrefix+"/tsig_keys?per_page=1000", c.output, stdout, stderr, func(w io.Writer, raw json.RawMessage) error {
-			var ks []pools.TSIGKey
-			if err := json.Unmarshal(raw, &ks); err != nil {
-				return fmt.Errorf("decoding the keys: %w", err)
-			}
+		return showAs(ctx, cl, apiPrefix+"/tsig_keys?per_page=1000", c.output, stdout, stderr, "keys", func(w io.Writer, ks []pools.TSIGKey) {
 			t := newTable(w, "NAME", "ALGORITHM", "CREATED", "GRANTS")
 			for _, k := range ks {
 				var gs []string
@@ -63,7 +50,6 @@ func runTSIGKeys(ctx context.Context, args []string, env func(string) string, st
 				t.row(k.Name, k.Algorithm, k.CreatedOn.Format(time.RFC3339), strings.Join(gs, " "))
 			}
 			t.flush()
-			return nil
 		})
 	case verb == "create" && len(pos) == 1:
 		body, _ := json.Marshal(map[string]any{"name": pos[0], "algorithm": *alg, "grants": grants})
