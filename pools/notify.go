@@ -289,6 +289,29 @@ type StateChange struct {
 	Event  Event
 }
 
+// Against judges c against the state recorded under its key at at (known
+// false: none yet), as both stores do: whether c's State is to be
+// recorded, and the event to record with it (nil when the key had no
+// state, so nothing changed).
+func (c StateChange) Against(was string, at time.Time, known bool) (record bool, e *Event) {
+	if !known {
+		was = c.Assume
+	}
+	// A state observed before the recorded one is a node behind the
+	// others: what it reports has already changed since.
+	if was == c.State || known && c.Event.Time.Before(at) {
+		return false, nil
+	}
+	if was == "" {
+		return true, nil
+	}
+	ev := c.Event
+	if ev.Data.Old == "" {
+		ev.Data.Old = was
+	}
+	return true, &ev
+}
+
 // Delivery statuses.
 const (
 	DeliveryPending   = "pending"

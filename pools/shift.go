@@ -112,12 +112,7 @@ func (s *Shift) ObjectMeta() *Meta { return &s.Meta }
 
 func (s *Shift) UnmarshalJSON(b []byte) error {
 	type plain Shift
-	var v plain
-	if err := decodeStrict(b, &v); err != nil {
-		return err
-	}
-	*s = Shift(v)
-	return nil
+	return decodeOver(b, (*plain)(s), plain{})
 }
 
 // State is the shift's state at now.

@@ -405,53 +405,42 @@ func decodeStrict(b []byte, v any) error {
 	return dec.Decode(v)
 }
 
-func (z *Zone) UnmarshalJSON(b []byte) error {
-	type plain Zone
-	p := plain(DefaultZone())
-	if err := decodeStrict(b, &p); err != nil {
+// decodeOver decodes b strictly into *dst, starting from def so that a
+// field b leaves out keeps its default; *dst is unchanged on error. P is
+// the type without its UnmarshalJSON, so that decoding does not recurse.
+func decodeOver[P any](b []byte, dst *P, def P) error {
+	if err := decodeStrict(b, &def); err != nil {
 		return err
 	}
-	*z = Zone(p)
+	*dst = def
 	return nil
+}
+
+func (z *Zone) UnmarshalJSON(b []byte) error {
+	type plain Zone
+	return decodeOver(b, (*plain)(z), plain(DefaultZone()))
 }
 
 func (m *Monitor) UnmarshalJSON(b []byte) error {
 	type plain Monitor
-	p := plain(DefaultMonitor())
-	if err := decodeStrict(b, &p); err != nil {
-		return err
-	}
-	*m = Monitor(p)
-	return nil
+	return decodeOver(b, (*plain)(m), plain(DefaultMonitor()))
 }
 
 func (p *Pool) UnmarshalJSON(b []byte) error {
 	type plain Pool
-	v := plain(DefaultPool())
-	if err := decodeStrict(b, &v); err != nil {
-		return err
-	}
-	*p = Pool(v)
-	return nil
+	return decodeOver(b, (*plain)(p), plain(DefaultPool()))
 }
 
 func (o *Origin) UnmarshalJSON(b []byte) error {
 	type plain Origin
-	v := plain(DefaultOrigin())
-	if err := decodeStrict(b, &v); err != nil {
-		return err
-	}
-	*o = Origin(v)
-	return nil
+	return decodeOver(b, (*plain)(o), plain(DefaultOrigin()))
 }
 
 func (l *LoadBalancer) UnmarshalJSON(b []byte) error {
 	type plain LoadBalancer
-	v := plain(DefaultLoadBalancer())
-	if err := decodeStrict(b, &v); err != nil {
+	if err := decodeOver(b, (*plain)(l), plain(DefaultLoadBalancer())); err != nil {
 		return err
 	}
-	*l = LoadBalancer(v)
 	// An empty or missing steering_policy (older files and stores, and
 	// Cloudflare's clients, send one) reads as the name it steers by.
 	l.SteeringPolicy = l.Policy()
@@ -460,12 +449,7 @@ func (l *LoadBalancer) UnmarshalJSON(b []byte) error {
 
 func (n *Network) UnmarshalJSON(b []byte) error {
 	type plain Network
-	var v plain
-	if err := decodeStrict(b, &v); err != nil {
-		return err
-	}
-	*n = Network(v)
-	return nil
+	return decodeOver(b, (*plain)(n), plain{})
 }
 
 // Config is the whole configuration at one global revision: what a node

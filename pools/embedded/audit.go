@@ -64,17 +64,24 @@ func (s *Store) revisioned(ctx context.Context, action string, k pools.Kind, id 
 		if err != nil {
 			return err
 		}
-		e, err := pools.NewAuditEntry(ctx, rev, action, k, id, before, after, now)
-		if err != nil {
-			return err
-		}
-		return appendAudit(tx, &e)
+		return appendChange(ctx, tx, rev, action, k, id, before, after, now)
 	})
 	if err != nil {
 		return err
 	}
 	s.watchers.Notify(pools.Change{Revision: rev})
 	return nil
+}
+
+// appendChange appends the audit entry of action on k/id (the thing
+// before and after it, at now) at revision rev: 0 for a write that is not
+// part of the configuration.
+func appendChange(ctx context.Context, tx *bbolt.Tx, rev int64, action string, k pools.Kind, id string, before, after any, now time.Time) error {
+	e, err := pools.NewAuditEntry(ctx, rev, action, k, id, before, after, now)
+	if err != nil {
+		return err
+	}
+	return appendAudit(tx, &e)
 }
 
 func appendAudit(tx *bbolt.Tx, e *pools.AuditEntry) error {

@@ -108,11 +108,7 @@ func (s *Store) CreateSubscription(ctx context.Context, sub pools.Subscription) 
 		if err := putSubscription(tx, sub); err != nil {
 			return err
 		}
-		e, err := pools.NewAuditEntry(ctx, 0, pools.ActionCreate, pools.KindNotification, sub.ID, nil, sub, now)
-		if err != nil {
-			return err
-		}
-		return appendAudit(tx, &e)
+		return appendChange(ctx, tx, 0, pools.ActionCreate, pools.KindNotification, sub.ID, nil, sub, now)
 	})
 	if err != nil {
 		return pools.Subscription{}, err
@@ -160,11 +156,7 @@ func (s *Store) ReplaceSubscription(ctx context.Context, sub pools.Subscription)
 		if err := putSubscription(tx, sub); err != nil {
 			return err
 		}
-		e, err := pools.NewAuditEntry(ctx, 0, pools.ActionUpdate, pools.KindNotification, sub.ID, old, sub, now)
-		if err != nil {
-			return err
-		}
-		return appendAudit(tx, &e)
+		return appendChange(ctx, tx, 0, pools.ActionUpdate, pools.KindNotification, sub.ID, old, sub, now)
 	})
 	if err != nil {
 		return pools.Subscription{}, err
@@ -189,11 +181,7 @@ func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
 				return err
 			}
 		}
-		e, err := pools.NewAuditEntry(ctx, 0, pools.ActionDelete, pools.KindNotification, id, old, nil, s.now())
-		if err != nil {
-			return err
-		}
-		return appendAudit(tx, &e)
+		return appendChange(ctx, tx, 0, pools.ActionDelete, pools.KindNotification, id, old, nil, s.now())
 	})
 }
 
@@ -256,17 +244,15 @@ func (s *Store) RecordStates(ctx context.Context, changes []pools.StateChange) (
 		out = out[:0]
 		states := tx.Bucket(notifyStateBucket)
 		for _, c := range changes {
-			was := c.Assume
-			var since time.Time
-			if v := states.Get([]byte(c.Key)); v != nil {
-				var rec storedState
+			var rec storedState
+			v := states.Get([]byte(c.Key))
+			if v != nil {
 				if err := json.Unmarshal(v, &rec); err != nil {
 					return err
 				}
-				was, since = rec.State, rec.At
 			}
-			// A state observed before the recorded one is stale.
-			if was == c.State || c.Event.Time.Before(since) {
+			record, e := c.Against(rec.State, rec.At, v != nil)
+			if !record {
 				continue
 			}
 			v, err := json.Marshal(storedState{State: c.State, At: c.Event.Time})
@@ -276,19 +262,15 @@ func (s *Store) RecordStates(ctx context.Context, changes []pools.StateChange) (
 			if err := states.Put([]byte(c.Key), v); err != nil {
 				return err
 			}
-			if was == "" {
+			if e == nil {
 				continue
 			}
-			e := c.Event
-			if e.Data.Old == "" {
-				e.Data.Old = was
-			}
-			added, err := addEvent(tx, &e, "")
+			added, err := addEvent(tx, e, "")
 			if err != nil {
 				return err
 			}
 			if added {
-				out = append(out, e)
+				out = append(out, *e)
 			}
 		}
 		return nil

@@ -50,12 +50,19 @@ func (s *Store) revisioned(ctx context.Context, action string, k pools.Kind, id 
 		if err != nil {
 			return err
 		}
-		e, err := pools.NewAuditEntry(ctx, rev, action, k, id, before, after, now)
-		if err != nil {
-			return err
-		}
-		return t.audit(&e)
+		return t.auditChange(rev, action, k, id, before, after, now)
 	})
+}
+
+// auditChange writes the audit entry of action on k/id (the thing before
+// and after it, at now) at revision rev: 0 for a write that is not part
+// of the configuration.
+func (t *txn) auditChange(rev int64, action string, k pools.Kind, id string, before, after any, now time.Time) error {
+	e, err := pools.NewAuditEntry(t.ctx, rev, action, k, id, before, after, now)
+	if err != nil {
+		return err
+	}
+	return t.audit(&e)
 }
 
 // inserted is the error of an insert … on conflict do nothing that

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,11 +53,7 @@ func (s *Store) CreateSubscription(ctx context.Context, sub pools.Subscription) 
 		if tag.RowsAffected() == 0 {
 			return &pools.ValidationError{Errors: []pools.FieldError{{Path: "id", Message: fmt.Sprintf("a subscription %q already exists", sub.ID)}}}
 		}
-		e, err := pools.NewAuditEntry(ctx, 0, pools.ActionCreate, pools.KindNotification, sub.ID, nil, sub, now)
-		if err != nil {
-			return err
-		}
-		return t.audit(&e)
+		return t.auditChange(0, pools.ActionCreate, pools.KindNotification, sub.ID, nil, sub, now)
 	})
 	if err != nil {
 		return pools.Subscription{}, err
@@ -121,11 +116,7 @@ func (s *Store) ReplaceSubscription(ctx context.Context, sub pools.Subscription)
 		if _, err := t.tx.Exec(ctx, "update notify_subscriptions set secret = $2, doc = $3 where id = $1", sub.ID, sub.Secret, doc); err != nil {
 			return err
 		}
-		e, err := pools.NewAuditEntry(ctx, 0, pools.ActionUpdate, pools.KindNotification, sub.ID, old, sub, now)
-		if err != nil {
-			return err
-		}
-		return t.audit(&e)
+		return t.auditChange(0, pools.ActionUpdate, pools.KindNotification, sub.ID, old, sub, now)
 	})
 	if err != nil {
 		return pools.Subscription{}, err
@@ -143,11 +134,7 @@ func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		e, err := pools.NewAuditEntry(ctx, 0, pools.ActionDelete, pools.KindNotification, id, old, nil, s.now())
-		if err != nil {
-			return err
-		}
-		return t.audit(&e)
+		return t.auditChange(0, pools.ActionDelete, pools.KindNotification, id, old, nil, s.now())
 	})
 }
 
@@ -234,12 +221,8 @@ func (s *Store) RecordStates(ctx context.Context, changes []pools.StateChange) (
 		}
 		for _, c := range changes {
 			was, known := states[c.Key]
-			if !known {
-				was = c.Assume
-			}
-			// A state observed before the recorded one is a node behind
-			// the others: what it reports has already changed since.
-			if was == c.State || known && c.Event.Time.Before(since[c.Key]) {
+			record, e := c.Against(was, since[c.Key], known)
+			if !record {
 				continue
 			}
 			if _, err := t.tx.Exec(ctx, `insert into notify_state (key, state, at) values ($1, $2, $3)
@@ -247,17 +230,15 @@ func (s *Store) RecordStates(ctx context.Context, changes []pools.StateChange) (
 				return err
 			}
 			states[c.Key], since[c.Key] = c.State, c.Event.Time
-			if was == "" {
-				continue // the first state known: nothing changed
+			if e == nil {
+				continue
 			}
-			e := c.Event
-			e.Data.Old = cmp.Or(e.Data.Old, was)
-			added, err := t.addEvent(&e, "")
+			added, err := t.addEvent(e, "")
 			if err != nil {
 				return err
 			}
 			if added {
-				out = append(out, e)
+				out = append(out, *e)
 			}
 		}
 		return nil
