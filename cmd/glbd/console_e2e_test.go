@@ -660,6 +660,15 @@ func TestConsole(t *testing.T) {
 				if vp.name == "phone" && p.hash == "#preview" {
 					shot(t, ctx, "phone-preview")
 				}
+				if p.hash == "#overview" {
+					// The problem line comes before the shift form, which is
+					// taller than a phone's screen.
+					var above bool
+					drive(t, ctx, vp.name+" problem first", chromedp.Evaluate(`document.querySelector("section.problem .problem-text").getBoundingClientRect().top < document.getElementById("s-form").getBoundingClientRect().top`, &above))
+					if !above {
+						t.Errorf("%s: the shift form comes before the problem line", vp.name)
+					}
+				}
 			}
 		}
 	})

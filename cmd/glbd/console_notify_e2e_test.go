@@ -19,7 +19,9 @@ func TestConsoleNotifications(t *testing.T) {
 	g := startGlbd(t, "", "--notify-poll", "200ms")
 	ui := g.api + "/ui/"
 	ctx := browserTab(t)
-	drive(t, ctx, "refuse a URL that is not http(s)", chromedp.Navigate(ui+"#notifications"), chromedp.WaitVisible(`#n-form`),
+	// With no subscription the page says so; the first one added hides it.
+	drive(t, ctx, "empty", chromedp.Navigate(ui+"#notifications"), chromedp.WaitVisible(`#n-empty`))
+	drive(t, ctx, "refuse a URL that is not http(s)", chromedp.WaitVisible(`#n-form`),
 		retype(`#n-name`, "oncall"), retype(`#n-url`, "ftp://hooks.example.com/glb"), chromedp.Click(`#n-submit`),
 		waitFor(`document.querySelector('#n-url-error').textContent.includes('http or https')`, 5*time.Second))
 	var secret string
@@ -27,6 +29,7 @@ func TestConsoleNotifications(t *testing.T) {
 		waitFor(`document.querySelector('#n-secret-value') !== null`, 5*time.Second),
 		chromedp.Text(`#n-secret-value`, &secret))
 	shot(t, ctx, "notifications")
+	drive(t, ctx, "no longer empty", waitFor(`document.getElementById('n-empty').hidden`, 5*time.Second))
 	if !strings.HasPrefix(secret, "whsec_") {
 		t.Fatalf("secret shown %q", secret)
 	}

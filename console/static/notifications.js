@@ -50,6 +50,7 @@ export async function notificationsPage(arg) {
         ? el('p', {}, `Signing secret of ${data.name}, shown this once: give it to the receiver now. `, el('code', { id: 'n-secret-value', text: data.secret }))
         : el('p', { text: `Subscription ${data.name} added.` }));
       tbody.prepend(row(data));
+      empty.hidden = true;
     } catch (e) {
       const placed = showFieldErrors(form, e.body?.errors, (p) => p.startsWith('events') ? 'n-events' : p === 'routing_key' ? 'n-routing-key' : 'n-' + p, rest);
       if (!placed && !rest.textContent) rest.textContent = e.message;
@@ -69,14 +70,17 @@ export async function notificationsPage(arg) {
       ' ',
       el('button', { type: 'button', class: 'delete', text: 'Delete', onclick: async (ev) => {
         if (!confirm(`Delete subscription ${s.name} and its pending deliveries?`)) return;
-        try { await call('DELETE', `/notifications/${s.id}`); ev.target.closest('tr').remove(); } catch (e) { rest.textContent = e.message; }
+        try { await call('DELETE', `/notifications/${s.id}`); ev.target.closest('tr').remove(); empty.hidden = tbody.rows.length > 0; } catch (e) { rest.textContent = e.message; }
       } })));
   const tbody = el('tbody', {}, subs.map(row));
+  const empty = el('p', { id: 'n-empty', class: 'muted', hidden: subs.length > 0,
+    text: 'No subscriptions yet: nothing is sent anywhere. Failovers, health changes and shifts are still in the audit log; add a subscription below to be told.' });
   return {
     nodes: [el('h2', { text: 'Notifications', tabindex: '-1', class: 'page-title' }),
       el('p', { text: 'Events sent to a URL as they happen: standard (signed JSON), Slack or PagerDuty. Secrets are shown once, when a subscription is added.' }),
       el('table', { id: 'n-table', class: 'stack' },
         el('thead', {}, el('tr', {}, ['name', 'format', 'events', 'url', ''].map((t) => el('th', { scope: 'col', text: t })))), tbody),
+      empty,
       el('h3', { text: 'Add a subscription' }), form],
     // The list changes only by this page's own hand: no redraw (it would
     // drop a secret being copied).

@@ -153,7 +153,10 @@ export async function overview() {
   // Global rules (no load balancer of their own) above every card.
   const global = safety.filter((h) => !h.load_balancer).map((h) => el('p', { class: 'problem-text', 'data-safety': h.rule,
     text: `Global safety rule ${h.rule} no longer holds: ${h.message} (limit ${h.minimum}; load balancers ${(h.load_balancers || []).join(', ')})` }));
-  const nodes = [el('h2', { text: 'Load balancers', tabindex: '-1', class: 'page-title' }), ...global, shiftsCard(shifts, () => redraw()), ...cards.map((c) => c.node)];
+  // Load balancers with a problem come before the shifts and their form,
+  // so that on a phone the problem is what the operator sees first.
+  const nodes = [el('h2', { text: 'Load balancers', tabindex: '-1', class: 'page-title' }), ...global,
+    ...cards.filter((c) => c.problem).map((c) => c.node), shiftsCard(shifts, () => redraw()), ...cards.filter((c) => !c.problem).map((c) => c.node)];
   if (!cards.length) nodes.push(await firstSteps());
   const notice = takeFlash();
   if (notice) nodes.splice(1, 0, el('p', { class: 'notice', id: 'flash', role: 'status', text: notice }));
