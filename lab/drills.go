@@ -6,6 +6,51 @@ import (
 	"time"
 )
 
+// running is a drill under way: its result, the configuration it starts
+// from, when it started and what each node may answer when (tl).
+type running struct {
+	result
+	base  world
+	start time.Time
+	tl    timeline
+}
+
+// begin starts a drill with every node answering the lab's configuration.
+func (l *lab) begin(r result) *running {
+	d := &running{result: r, base: l.base(), start: time.Now()}
+	d.tl.add(d.start, 0, everywhere(d.base))
+	return d
+}
+
+// end judges every answer the client saw against the timeline and
+// decides the drill.
+func (l *lab) end(d *running) result {
+	d.counts = l.client.judge(d.start, &d.tl)
+	d.decide()
+	return d.result
+}
+
+// write makes the next revision through node n (retrying for within)
+// and returns when it was sent and the world that answers it; a write
+// that fails is the drill's error.
+func (l *lab) write(d *running, n *node, within time.Duration) (time.Time, world) {
+	rev := l.ids.rev + 1
+	at, err := l.setRev(n, rev, within)
+	if err != nil {
+		d.err = err
+	}
+	w := d.base
+	w.rev = revAddr(rev)
+	return at, w
+}
+
+// failed ends a drill that could not be carried out.
+func (d *running) failed(err error) result {
+	d.err = err
+	d.decide()
+	return d.result
+}
+
 // result is what one drill measured.
 type result struct {
 	n        int
@@ -182,37 +227,31 @@ func isKind(kinds ...int) func(query) bool {
 // near for WEU's clients to their next nearest. Then the origins
 // recover and everything moves back.
 func (l *lab) drillRegionFails() result {
-	r := result{zeroWrong: true}
-	base := l.base()
-	var tl timeline
-	start := time.Now()
-	tl.add(start, 0, everywhere(base))
-	down := base
+	d := l.begin(result{zeroWrong: true})
+	down := d.base
 	down.down[0] = true
 	bound := l.detectBound(consecutiveDown)
 
 	l.origins.failing[0].Store(true)
 	tFail := time.Now()
-	tl.add(tFail, bound, everywhere(down))
+	d.tl.add(tFail, bound, everywhere(down))
 	waitFor(bound+l.sec(5*l.interval), func() bool {
 		return l.followed(tFail, isKind(qFailover, qNearest), inWorld(down)) > 0
 	})
-	r.add("failover (www from WEU's pool to ENAM's on every node)", l.followed(tFail, isKind(qFailover), inWorld(down)), bound,
+	d.add("failover (www from WEU's pool to ENAM's on every node)", l.followed(tFail, isKind(qFailover), inWorld(down)), bound,
 		fmt.Sprintf("interval %ds × consecutive_down %d + timeout %ds + 1 s", l.interval, consecutiveDown, l.timeout))
-	r.add("near for WEU's clients to their next nearest, every node", l.followed(tFail, isKind(qNearest), inWorld(down)), bound, "")
+	d.add("near for WEU's clients to their next nearest, every node", l.followed(tFail, isKind(qNearest), inWorld(down)), bound, "")
 
 	l.origins.failing[0].Store(false)
 	tUp := time.Now()
 	upBound := l.detectBound(consecutiveUp)
-	tl.add(tUp, upBound, everywhere(base))
-	if err := l.settle(base, upBound+l.sec(5*l.interval)); err != nil {
-		r.err = err
+	d.tl.add(tUp, upBound, everywhere(d.base))
+	if err := l.settle(d.base, upBound+l.sec(5*l.interval)); err != nil {
+		d.err = err
 	}
-	r.add("recovery (www back to WEU's pool on every node)", l.followed(tUp, isKind(qFailover), inWorld(base)), upBound,
+	d.add("recovery (www back to WEU's pool on every node)", l.followed(tUp, isKind(qFailover), inWorld(d.base)), upBound,
 		fmt.Sprintf("interval × consecutive_up %d + timeout + 1 s", consecutiveUp))
-	r.counts = l.client.judge(start, &tl)
-	r.decide()
-	return r
+	return l.end(d)
 }
 
 // cut installs an nftables table in a namespace; heal removes it.
@@ -254,20 +293,14 @@ func (l *lab) ownChecks(n *node, pool string, up bool) bool {
 // held past the time a real failover takes (drill 1's bound) after WEU
 // has seen the origins down.
 func (l *lab) drillPartialPartition() result {
-	r := result{zeroWrong: true}
-	base := l.base()
-	var tl timeline
-	start := time.Now()
-	tl.add(start, 0, everywhere(base))
+	d := l.begin(result{zeroWrong: true})
 	weu := l.nodes[0]
 	var targets []string
 	for j := range originsPerRegion {
 		targets = append(targets, originAddr(1, j).String())
 	}
 	if err := l.cut(l.regionNS(0), "chain out { type filter hook output priority 0; ip daddr { "+strings.Join(targets, ", ")+" } drop; }"); err != nil {
-		r.err = err
-		r.decide()
-		return r
+		return d.failed(err)
 	}
 	tCut := time.Now()
 	bound := l.detectBound(consecutiveDown)
@@ -277,10 +310,10 @@ func (l *lab) drillPartialPartition() result {
 		took = time.Since(tCut)
 		time.Sleep(bound) // what a false failover would need to show
 	}
-	r.add("WEU's own checks of ENAM's origins fail after the cut", took, bound+l.sec(l.interval), "the cut works")
+	d.add("WEU's own checks of ENAM's origins fail after the cut", took, bound+l.sec(l.interval), "the cut works")
 	held := time.Since(tCut)
 	if err := l.heal(l.regionNS(0)); err != nil {
-		r.err = err
+		d.err = err
 	}
 	tHeal := time.Now()
 	back := waitFor(l.detectBound(consecutiveUp)+l.sec(l.interval), func() bool { return l.ownChecks(weu, "enam", true) })
@@ -288,14 +321,12 @@ func (l *lab) drillPartialPartition() result {
 	if back {
 		backIn = time.Since(tHeal)
 	}
-	r.add("cut held", held, 0, "no false failover in the answers meanwhile")
-	r.add("WEU's own checks of ENAM's origins pass after the heal", backIn, l.detectBound(consecutiveUp)+l.sec(l.interval), "")
-	if err := l.settle(base, l.sec(5*l.interval)); err != nil && r.err == nil {
-		r.err = err
+	d.add("cut held", held, 0, "no false failover in the answers meanwhile")
+	d.add("WEU's own checks of ENAM's origins pass after the heal", backIn, l.detectBound(consecutiveUp)+l.sec(l.interval), "")
+	if err := l.settle(d.base, l.sec(5*l.interval)); err != nil && d.err == nil {
+		d.err = err
 	}
-	r.counts = l.client.judge(start, &tl)
-	r.decide()
-	return r
+	return l.end(d)
 }
 
 // Drill 3. NEAS's node is cut from PostgreSQL (packets both ways
@@ -306,11 +337,7 @@ func (l *lab) drillPartialPartition() result {
 // NEAS goes on its own checks alone and the others drop NEAS's votes
 // and RTTs: answers that follow from that count as correct.
 func (l *lab) drillNodeCutFromStore() result {
-	r := result{zeroWrong: true}
-	base := l.base()
-	var tl timeline
-	start := time.Now()
-	tl.add(start, 0, everywhere(base))
+	d := l.begin(result{zeroWrong: true})
 	const victim = 2
 	cutWorlds := func(w world) [3][]world {
 		var ws [3][]world
@@ -328,23 +355,15 @@ func (l *lab) drillNodeCutFromStore() result {
 	ns := l.regionNS(victim)
 	if err := l.cut(ns, "chain out { type filter hook output priority 0; ip daddr "+pgAddr.String()+" drop; }\n"+
 		"chain in { type filter hook input priority 0; ip saddr "+pgAddr.String()+" drop; }"); err != nil {
-		r.err = err
-		r.decide()
-		return r
+		return d.failed(err)
 	}
 	tCut := time.Now()
-	tl.add(tCut, 0, cutWorlds(base))
+	d.tl.add(tCut, 0, cutWorlds(d.base))
 	time.Sleep(time.Second)
-	newRev := l.ids.rev + 1
-	tWrite, err := l.setRev(l.nodes[0], newRev, 10*time.Second)
-	if err != nil {
-		r.err = err
-	}
-	written := base
-	written.rev = revAddr(newRev)
+	tWrite, written := l.write(d, l.nodes[0], 10*time.Second)
 	ws := cutWorlds(written)
-	ws[victim] = cutWorlds(base)[victim]
-	tl.add(tWrite, propagation, ws)
+	ws[victim] = cutWorlds(d.base)[victim]
+	d.tl.add(tWrite, propagation, ws)
 	others := func(q query) bool { return q.kind == qRev }
 	reached := func() time.Duration {
 		var worst time.Duration
@@ -362,21 +381,21 @@ func (l *lab) drillNodeCutFromStore() result {
 	}
 	waitFor(propagation+time.Second, func() bool { return reached() > 0 })
 	worst := reached()
-	r.add("the write reaches the nodes still on the store", worst, propagation, "")
+	d.add("the write reaches the nodes still on the store", worst, propagation, "")
 	// Hold past the vote window, so that NEAS runs on its own votes.
 	if rest := tCut.Add(l.stale() + 2*time.Second).Sub(time.Now()); rest > 0 {
 		time.Sleep(rest)
 	}
 	held := time.Since(tCut)
 	if err := l.heal(ns); err != nil {
-		r.err = err
+		d.err = err
 	}
 	tHeal := time.Now()
 	const healBound = 2 * time.Second
 	// After the heal, NEAS has the new record within the bound; votes and
 	// RTTs come back within a publication and a read.
-	tl.add(tHeal, healBound, cutWorlds(written))
-	tl.add(tHeal.Add(l.period()+propagation), 0, everywhere(written))
+	d.tl.add(tHeal, healBound, cutWorlds(written))
+	d.tl.add(tHeal.Add(l.period()+propagation), 0, everywhere(written))
 	waitFor(healBound+l.sec(l.interval), func() bool {
 		return !l.client.settledSince(tHeal, victim, others, func(q query, a string) bool { return a == written.rev }).IsZero()
 	})
@@ -385,21 +404,21 @@ func (l *lab) drillNodeCutFromStore() result {
 	if !at.IsZero() {
 		healed = max(at.Sub(tHeal), time.Millisecond)
 	}
-	r.add("cut held", held, 0, fmt.Sprintf("past the vote window of 3 × %v", l.period()))
-	r.add("the write reaches NEAS after the heal", healed, healBound, "")
-	if err := l.settle(written, l.period()+propagation+l.sec(5*l.interval)); err != nil && r.err == nil {
-		r.err = err
+	d.add("cut held", held, 0, fmt.Sprintf("past the vote window of 3 × %v", l.period()))
+	d.add("the write reaches NEAS after the heal", healed, healBound, "")
+	if err := l.settle(written, l.period()+propagation+l.sec(5*l.interval)); err != nil && d.err == nil {
+		d.err = err
 	}
-	r.counts = l.client.judge(start, &tl)
+	d.counts = l.client.judge(d.start, &d.tl)
 	// NEAS must have kept answering throughout.
 	for _, s := range l.client.since(tCut) {
 		if s.node == victim && s.at.Before(tHeal) && s.answer == "" {
-			r.err = fmt.Errorf("NEAS left a query unanswered while cut (at %s)", s.at.Format("15:04:05.000"))
+			d.err = fmt.Errorf("NEAS left a query unanswered while cut (at %s)", s.at.Format("15:04:05.000"))
 			break
 		}
 	}
-	r.decide()
-	return r
+	d.decide()
+	return d.result
 }
 
 // Drill 4. PostgreSQL stops (fast shutdown: every session ended) and
@@ -407,11 +426,7 @@ func (l *lab) drillNodeCutFromStore() result {
 // a write through ENAM is accepted and reaches every node, and every
 // node publishes its health again (its heartbeat is fresh).
 func (l *lab) drillStoreRestart() result {
-	r := result{zeroWrong: true, noneLost: true}
-	base := l.base()
-	var tl timeline
-	start := time.Now()
-	tl.add(start, 0, everywhere(base))
+	d := l.begin(result{zeroWrong: true, noneLost: true})
 	lonely := func(w world) [3][]world {
 		var ws [3][]world
 		for n := range regions {
@@ -420,31 +435,23 @@ func (l *lab) drillStoreRestart() result {
 		return ws
 	}
 	tStop := time.Now()
-	tl.add(tStop, 0, lonely(base))
+	d.tl.add(tStop, 0, lonely(d.base))
 	l.pg.stop()
 	// Down long enough that every node's publication cadence and revision
 	// poll (2 s) meet the dead store at least once.
 	time.Sleep(max(l.period(), 2*time.Second) + time.Second)
 	if err := l.pg.start(); err != nil {
-		r.err = err
-		r.decide()
-		return r
+		return d.failed(err)
 	}
 	tUp := time.Now()
-	r.add("PostgreSQL down (stop to accepting connections)", tUp.Sub(tStop), 0, "")
-	newRev := l.ids.rev + 1
-	tWrite, err := l.setRev(l.nodes[1], newRev, 30*time.Second)
-	if err != nil {
-		r.err = err
-	}
-	r.add("first write accepted after the restart", time.Since(tUp), 0, "through ENAM's API")
-	written := base
-	written.rev = revAddr(newRev)
-	tl.add(tWrite, propagation, lonely(written))
+	d.add("PostgreSQL down (stop to accepting connections)", tUp.Sub(tStop), 0, "")
+	tWrite, written := l.write(d, l.nodes[1], 30*time.Second)
+	d.add("first write accepted after the restart", time.Since(tUp), 0, "through ENAM's API")
+	d.tl.add(tWrite, propagation, lonely(written))
 	waitFor(propagation+time.Second, func() bool {
 		return l.followed(tWrite, isKind(qRev), inWorld(written)) > 0
 	})
-	r.add("the write reaches every node", l.followed(tWrite, isKind(qRev), inWorld(written)), propagation, "")
+	d.add("the write reaches every node", l.followed(tWrite, isKind(qRev), inWorld(written)), propagation, "")
 	// Every node publishes again: as WEU reads them, every node's
 	// heartbeat is younger than a period and a second, at a time when
 	// that means it was published after PostgreSQL came back.
@@ -469,15 +476,13 @@ func (l *lab) drillStoreRestart() result {
 	if waitFor(beatBound, fresh) {
 		beats = time.Since(tUp)
 	}
-	r.add("every node publishes its health again after the restart", beats, beatBound,
+	d.add("every node publishes its health again after the restart", beats, beatBound,
 		"heartbeats younger than a period + 1 s, read a period + 1 s after the restart")
-	tl.add(later(tWrite, tUp.Add(l.stale()+propagation)), 0, everywhere(written))
-	if err := l.settle(written, l.stale()+propagation); err != nil && r.err == nil {
-		r.err = err
+	d.tl.add(later(tWrite, tUp.Add(l.stale()+propagation)), 0, everywhere(written))
+	if err := l.settle(written, l.stale()+propagation); err != nil && d.err == nil {
+		d.err = err
 	}
-	r.counts = l.client.judge(start, &tl)
-	r.decide()
-	return r
+	return l.end(d)
 }
 
 // later is the later of two times.
@@ -496,49 +501,43 @@ func later(a, b time.Time) time.Time {
 // the check itself, and the second in which nodes read each other's
 // health. The way back is reported: the smoothing needs four checks.
 func (l *lab) drillDynamicLatency() result {
-	r := result{zeroWrong: true}
-	base := l.base()
-	var tl timeline
-	start := time.Now()
-	tl.add(start, 0, everywhere(base))
+	d := l.begin(result{zeroWrong: true})
 	near := isKind(qNearest)
 	// Before: for two seconds every answer is the nearest pool of the
 	// client's region, on every node. (The seconds before the drill
 	// belong to the drill before, whose changes may still settle.)
 	time.Sleep(2 * time.Second)
 	nearest, all := 0, 0
-	for _, s := range l.client.since(start) {
+	for _, s := range l.client.since(d.start) {
 		if q := queries[s.q]; q.kind == qNearest && s.answer != "" {
 			all++
-			if contains(base.expect(q), s.answer) {
+			if contains(d.base.expect(q), s.answer) {
 				nearest++
 			}
 		}
 	}
-	r.notes = append(r.notes, fmt.Sprintf("before: %d of %d answers in 2 s the nearest pool of the client's region", nearest, all))
+	d.notes = append(d.notes, fmt.Sprintf("before: %d of %d answers in 2 s the nearest pool of the client's region", nearest, all))
 	if all == 0 || nearest != all {
-		r.err = fmt.Errorf("before the swap, %d of %d answers were the nearest pool", nearest, all)
+		d.err = fmt.Errorf("before the swap, %d of %d answers were the nearest pool", nearest, all)
 	}
-	swapped := base
+	swapped := d.base
 	swapped.table = rotated
 	l.origins.setTable(rotated)
 	tSwap := time.Now()
 	bound := 2*l.sec(l.interval) + farDelay + time.Second
-	tl.add(tSwap, bound, everywhere(swapped))
+	d.tl.add(tSwap, bound, everywhere(swapped))
 	waitFor(bound+l.sec(3*l.interval), func() bool { return l.followed(tSwap, near, inWorld(swapped)) > 0 })
-	r.add("rotated table followed by every node, every client region", l.followed(tSwap, near, inWorld(swapped)), bound,
+	d.add("rotated table followed by every node, every client region", l.followed(tSwap, near, inWorld(swapped)), bound,
 		fmt.Sprintf("2 × interval %ds + the check's own %v + 1 s health read", l.interval, farDelay))
 	l.origins.setTable(geography)
 	tBack := time.Now()
 	backBound := 8*l.sec(l.interval) + 2*time.Second
-	tl.add(tBack, backBound, everywhere(base))
-	if err := l.settle(base, backBound+l.sec(2*l.interval)); err != nil {
-		r.err = err
+	d.tl.add(tBack, backBound, everywhere(d.base))
+	if err := l.settle(d.base, backBound+l.sec(2*l.interval)); err != nil {
+		d.err = err
 	}
-	r.add("geography table followed again", l.followed(tBack, near, inWorld(base)), 0, "four checks of smoothing, unbounded")
-	r.counts = l.client.judge(start, &tl)
-	r.decide()
-	return r
+	d.add("geography table followed again", l.followed(tBack, near, inWorld(d.base)), 0, "four checks of smoothing, unbounded")
+	return l.end(d)
 }
 
 // Drill 6. PostgreSQL stops; ENAM's node is killed (SIGKILL) and started
@@ -546,11 +545,7 @@ func (l *lab) drillDynamicLatency() result {
 // file, the same answers as before. PostgreSQL comes back; a write
 // reaches every node, ENAM included.
 func (l *lab) drillRestartFromLastGood() result {
-	r := result{zeroWrong: true}
-	base := l.base()
-	var tl timeline
-	start := time.Now()
-	tl.add(start, 0, everywhere(base))
+	d := l.begin(result{zeroWrong: true})
 	const victim = 1
 	worlds := func(w world, fresh bool) [3][]world {
 		var ws [3][]world
@@ -565,23 +560,21 @@ func (l *lab) drillRestartFromLastGood() result {
 		return ws
 	}
 	tStop := time.Now()
-	tl.add(tStop, 0, worlds(base, false))
+	d.tl.add(tStop, 0, worlds(d.base, false))
 	l.pg.stop()
 	v := l.nodes[victim]
 	v.kill()
-	// storeProbe (5 s) in cmd/glbd, then the file; a second to start.
+	// storeProbe (5 s) in cmd/glbd, then the file; a second to d.start.
 	const firstBound = 6 * time.Second
 	tStart := time.Now()
-	starting := worlds(base, true)
+	starting := worlds(d.base, true)
 	for i := range starting[victim] {
 		starting[victim][i].starting = true
 	}
-	tl.add(tStart, 0, starting)
-	tl.add(tStart.Add(firstBound), 0, worlds(base, true))
+	d.tl.add(tStart, 0, starting)
+	d.tl.add(tStart.Add(firstBound), 0, worlds(d.base, true))
 	if err := v.start(); err != nil {
-		r.err = err
-		r.decide()
-		return r
+		return d.failed(err)
 	}
 	var first time.Duration
 	if waitFor(firstBound+5*time.Second, func() bool {
@@ -593,9 +586,9 @@ func (l *lab) drillRestartFromLastGood() result {
 		}
 		return false
 	}) && v.logged(`msg="serving the last good snapshot until the store answers"`) {
-		r.add("ENAM answers again, from its last good file", first, firstBound, "the store probe's 5 s + 1 s")
+		d.add("ENAM answers again, from its last good file", first, firstBound, "the store probe's 5 s + 1 s")
 	} else {
-		r.add("ENAM answers again, from its last good file", 0, firstBound, v.logTail())
+		d.add("ENAM answers again, from its last good file", 0, firstBound, v.logTail())
 	}
 	fails := 0
 	for _, s := range l.client.since(tStart) {
@@ -603,31 +596,21 @@ func (l *lab) drillRestartFromLastGood() result {
 			fails++
 		}
 	}
-	r.notes = append(r.notes, fmt.Sprintf("ENAM answered SERVFAIL %d times while starting (no snapshot yet; not counted wrong within %v)", fails, firstBound))
+	d.notes = append(d.notes, fmt.Sprintf("ENAM answered SERVFAIL %d times while starting (no snapshot yet; not counted wrong within %v)", fails, firstBound))
 	// Stay down past the vote window: every node on its own votes.
 	time.Sleep(l.stale())
 	if err := l.pg.start(); err != nil {
-		r.err = err
-		r.decide()
-		return r
+		return d.failed(err)
 	}
 	tUp := time.Now()
-	newRev := l.ids.rev + 1
-	tWrite, err := l.setRev(l.nodes[0], newRev, 30*time.Second)
-	if err != nil {
-		r.err = err
-	}
-	r.add("PostgreSQL down", tUp.Sub(tStop), 0, "")
-	written := base
-	written.rev = revAddr(newRev)
-	tl.add(later(tWrite, tStart.Add(firstBound)), propagation, worlds(written, false))
+	tWrite, written := l.write(d, l.nodes[0], 30*time.Second)
+	d.add("PostgreSQL down", tUp.Sub(tStop), 0, "")
+	d.tl.add(later(tWrite, tStart.Add(firstBound)), propagation, worlds(written, false))
 	waitFor(propagation+time.Second, func() bool { return l.followed(tWrite, isKind(qRev), inWorld(written)) > 0 })
-	r.add("a write after PostgreSQL is back reaches every node, ENAM included", l.followed(tWrite, isKind(qRev), inWorld(written)), propagation, "")
-	tl.add(later(tWrite, tUp.Add(l.stale()+propagation)), 0, everywhere(written))
-	if err := l.settle(written, l.stale()+propagation); err != nil && r.err == nil {
-		r.err = err
+	d.add("a write after PostgreSQL is back reaches every node, ENAM included", l.followed(tWrite, isKind(qRev), inWorld(written)), propagation, "")
+	d.tl.add(later(tWrite, tUp.Add(l.stale()+propagation)), 0, everywhere(written))
+	if err := l.settle(written, l.stale()+propagation); err != nil && d.err == nil {
+		d.err = err
 	}
-	r.counts = l.client.judge(start, &tl)
-	r.decide()
-	return r
+	return l.end(d)
 }
