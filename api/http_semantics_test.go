@@ -95,6 +95,9 @@ func documentedGETs(t *testing.T, f fixture) []string {
 		if strings.HasSuffix(path, "/explain") {
 			path += "?client=192.0.2.1"
 		}
+		if strings.HasSuffix(path, "/analytics") {
+			path += "?load_balancer=" + f.lb
+		}
 		out = append(out, path)
 	}
 	slices.Sort(out)

@@ -82,8 +82,8 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	// shifts: list, get (each with HEAD), start and end; the safety rules
 	// broken now (GET and HEAD); notifications: list, get and deliveries
 	// (each with HEAD), create, replace, delete and test; the global
-	// safety rules (GET, HEAD, PUT); the regions (GET, HEAD).
-	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6+6+2+10+3+2 {
+	// safety rules (GET, HEAD, PUT); the regions (GET, HEAD); the analytics (GET, HEAD).
+	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6+6+2+10+3+2+2 {
 		t.Fatalf("%d routes: %v", len(served), served)
 	}
 }
@@ -159,6 +159,10 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"NotificationEvent":     pools.Event{},
 		"NotificationEventData": pools.EventData{},
 		"Delivery":              pools.Delivery{},
+		// Analytics.
+		"Analytics":       api.Analytics{},
+		"AnalyticsSeries": api.AnalyticsSeries{},
+		"AnalyticsPoint":  api.AnalyticsPoint{},
 	}
 	for name, v := range cases {
 		s, ok := doc.Components.Schemas[name]

@@ -132,6 +132,7 @@ func New(o Options) http.Handler {
 		r.Post(Prefix+"/load_balancers/{id}/preview", s.preview)
 		r.Get(Prefix+"/events", s.events)
 		r.Get(Prefix+"/regions", s.listRegions)
+		r.Get(Prefix+"/analytics", s.analytics)
 		r.Get(Prefix+"/zones/{id}/dnssec", s.dnssecStatus)
 		r.Post(Prefix+"/zones/{id}/dnssec/rollover", s.dnssecRollover)
 		s.accessRoutes(r)

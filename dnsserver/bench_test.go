@@ -12,6 +12,7 @@ import (
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/glb-dns/glb/analytics"
 	"github.com/glb-dns/glb/dnsserver/tap"
 	"github.com/glb-dns/glb/pools"
 )
@@ -45,6 +46,16 @@ func TestHandlerAllocatesNothing(t *testing.T) {
 	} {
 		if n := testing.AllocsPerRun(1000, func() { w.handle(s, q, src, false) }); n != 0 {
 			t.Errorf("%.1f allocations per query, want 0", n)
+		}
+	}
+	// With the answers counted.
+	counted := newCountedServer(t, analytics.NewCounts(0))
+	for _, q := range [][]byte{
+		benchQuery(t, "lb-geo.glb.example.com.", "198.51.100.0/24"),
+		benchQueryType(t, "lb-https.glb.example.com.", dns.TypeHTTPS, "198.51.100.0/24"),
+	} {
+		if n := testing.AllocsPerRun(1000, func() { w.handle(counted, q, src, false) }); n != 0 {
+			t.Errorf("%.1f allocations per counted query, want 0", n)
 		}
 	}
 	// With NSID, a cookie and RRL (limiting and slipping) on the path.
@@ -112,6 +123,7 @@ func BenchmarkHandler(b *testing.B) {
 		b.Fatal(err)
 	}
 	tapped.Publish(compileTest(b, testConfig()))
+	counted := newCountedServer(b, analytics.NewCounts(0))
 	src := netip.MustParseAddr("127.0.0.1")
 	for _, bc := range []struct {
 		name, qname string
@@ -126,6 +138,8 @@ func BenchmarkHandler(b *testing.B) {
 		{"lb-https-geo-zonal-ecs", "lb-https.glb.example.com.", dns.TypeHTTPS, "198.51.100.0/24", s},
 		// Every exchange offered to dnstap, whose reader never reads.
 		{"lb-geo-zonal-ecs-tap-stuck", "lb-geo.glb.example.com.", dns.TypeA, "198.51.100.0/24", tapped},
+		// Answers counted for the analytics API.
+		{"lb-geo-zonal-ecs-counted", "lb-geo.glb.example.com.", dns.TypeA, "198.51.100.0/24", counted},
 	} {
 		q := benchQueryType(b, bc.qname, bc.qtype, bc.ecs)
 		s := bc.s

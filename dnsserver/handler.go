@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/glb-dns/glb/analytics"
+	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/steering"
 )
 
@@ -63,7 +65,7 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 			// Whatever slipped through is answered SERVFAIL and counted;
 			// the server carries on.
 			s.metrics.panics.Inc()
-			*b = builder{buf: w.out[:0], r: r, tcp: tcp}
+			*b = builder{buf: w.out[:0], r: r, tcp: tcp, cell: b.cell}
 			b.start()
 			b.rcode = rcodeServFail
 			b.setEDE(edeOther, edeTextPanic)
@@ -73,6 +75,9 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 			reply = s.limit(b, src, uint32(now.UnixMilli()), reply)
 		}
 		s.metrics.query(r.qtype, b.rcode, b.truncated, w.sampled(now))
+		if b.cell != 0 {
+			s.cfg.Counts.Add(now, analytics.WithRcode(b.cell, b.rcode))
+		}
 		if s.cfg.Tap != nil && reply != nil {
 			s.cfg.Tap.Offer(&w.tapped, msg, reply, src, tcp, now)
 		}
@@ -278,21 +283,44 @@ func (s *Server) decide(lv *live, n *node, b *builder, src netip.Addr, ans *stee
 		b.scope = max(b.scope, ans.Scope)
 		lv.lbm[n.lbIdx].count(ans)
 	}
+	if b.cell == 0 {
+		b.cell = lv.cell(n, &req, ans)
+	}
+}
+
+// cell is the answer-count key of a decision (its response code comes
+// when the reply is finished); 0 when nothing counts. A query counts once,
+// under the first load balancer its answer met.
+func (lv *live) cell(n *node, req *steering.Request, ans *steering.Answer) uint64 {
+	if !lv.counted {
+		return 0
+	}
+	pool, origin := uint8(analytics.NoPool), uint8(analytics.NoOrigin)
+	if ans.Down == steering.DownFallback && ans.Pool >= 0 {
+		pool = uint8(min(lv.lbm[n.lbIdx].slot(ans.Pool), analytics.NoPool))
+		if ans.N > 0 {
+			origin = uint8(ans.Origins[0] % pools.MaxOriginsPerPool)
+		}
+	}
+	return analytics.Key(lv.epoch, n.lbIdx, pool, origin, analytics.RegionIndex(req.Client.Region), analytics.CountryIndex(req.Client.Country))
 }
 
 // builder writes a reply into a caller's buffer.
 type builder struct {
-	buf       []byte
-	r         *request
-	tcp       bool
-	flags     uint16
-	rcode     int
-	an, ns    uint16
-	ar        uint16 // additional records besides the OPT
-	qd        uint16
-	qend      int
-	scope     int
-	noOPT     bool
+	buf    []byte
+	r      *request
+	tcp    bool
+	flags  uint16
+	rcode  int
+	an, ns uint16
+	ar     uint16 // additional records besides the OPT
+	qd     uint16
+	qend   int
+	scope  int
+	noOPT  bool
+	// cell is the answer-count key of the query's first load balancer
+	// decision without its response code; 0 when none counts.
+	cell      uint64
 	truncated bool
 	sig       signing
 

@@ -13,6 +13,7 @@ import (
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/glb-dns/glb/analytics"
 	"github.com/glb-dns/glb/geodata"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/steering"
@@ -146,6 +147,27 @@ func newTestServer(t testing.TB, reg prometheus.Registerer) *Server {
 	}
 	s.Publish(compileTest(t, testConfig()))
 	return s
+}
+
+// newCountedServer is the test server counting its answers into c.
+func newCountedServer(t testing.TB, c *analytics.Counts) *Server {
+	t.Helper()
+	s, err := New(Config{Addr: "127.0.0.1:0", Registerer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler), Counts: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Publish(compileTest(t, testConfig()))
+	return s
+}
+
+// rowsText is rows as sorted "lb pool/origin region country rcode n" lines.
+func rowsText(rows []pools.AnswerCount) string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, fmt.Sprintf("%s %s/%s %s %s %s %d", r.LoadBalancer, r.Pool, r.Origin, r.Region, r.Country, r.Rcode, r.Answers))
+	}
+	slices.Sort(out)
+	return strings.Join(out, "\n")
 }
 
 func startServer(t testing.TB, s *Server) netip.AddrPort {

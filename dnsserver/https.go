@@ -83,6 +83,7 @@ func (s *Server) answerHTTPS(lv *live, z *zone, n *node, b *builder, src netip.A
 	req.Type = steering.QTypeAAAA
 	snap.steer.Decide(n.lb, &req, steering.FastRand{}, v6, nil)
 	lv.lbm[n.lbIdx].count(v4)
+	b.cell = lv.cell(n, &req, v4) // the first decision was the name's, which gave nothing
 	b.scope = max(b.scope, v4.Scope, v6.Scope)
 	if v4.FailOpen || v6.FailOpen {
 		b.setEDE(edeStaleAnswer, edeTextFailOpen)

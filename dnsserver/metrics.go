@@ -141,11 +141,8 @@ func (l *lbMetrics) count(ans *steering.Answer) {
 		return
 	}
 	c := l.other
-	for i := range l.pools {
-		if l.pools[i].pool == ans.Pool {
-			c = l.pools[i].c
-			break
-		}
+	if i := l.slot(ans.Pool); i < len(l.pools) {
+		c = l.pools[i].c
 	}
 	c.Inc()
 	if ans.Fallback {
@@ -154,6 +151,17 @@ func (l *lbMetrics) count(ans *steering.Answer) {
 	if ans.FailOpen {
 		l.failOpen.Inc()
 	}
+}
+
+// slot is pool's position in the load balancer's pools (its Pools()
+// order), len(l.pools) when it is not one of them.
+func (l *lbMetrics) slot(pool int32) int {
+	for i := range l.pools {
+		if l.pools[i].pool == pool {
+			return i
+		}
+	}
+	return len(l.pools)
 }
 
 // labelsBound are the per-load-balancer metric children bind created.

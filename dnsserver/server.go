@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/glb-dns/glb/analytics"
 	"github.com/glb-dns/glb/dnsserver/dnssec"
 	"github.com/glb-dns/glb/dnsserver/tap"
 )
@@ -57,6 +58,9 @@ type Config struct {
 	// Tap sends a sample of the exchanges as dnstap messages; nil taps
 	// nothing.
 	Tap *tap.Tap
+	// Counts counts the load balancers' answers for the analytics API
+	// (several servers may share one); nil counts nothing.
+	Counts *analytics.Counts
 	// UDPPath is how UDP sockets are read and answered: UDPBatched (the
 	// default), UDPReader or UDPPortable.
 	UDPPath string
@@ -111,6 +115,9 @@ type Server struct {
 type live struct {
 	snap *Snapshot
 	lbm  []*lbMetrics
+	// counted: answers are counted (Config.Counts), under epoch.
+	counted bool
+	epoch   uint16
 }
 
 // defaultUDPSockets is two sockets per CPU the runtime uses, or one where
@@ -178,6 +185,9 @@ func (s *Server) Publish(snap *Snapshot) {
 	defer s.pubMu.Unlock()
 	prev := s.live.Load()
 	lv, kept, bound := s.metrics.bind(prev, snap)
+	if s.cfg.Counts != nil {
+		lv.counted, lv.epoch = true, s.cfg.Counts.Register(snap, time.Now())
+	}
 	s.live.Store(lv)
 	s.metrics.unbind(prev, kept, bound)
 	s.metrics.snapshots.Inc()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/glb-dns/glb/analytics"
 	"github.com/glb-dns/glb/dnsserver/dnssec"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/steering"
@@ -30,6 +31,28 @@ type Snapshot struct {
 	// not rebuild at the cost of a pointer each.
 	records []*poolRecords
 	lbs     []*steering.LB // by node.lb index, for metrics
+}
+
+// CellNames names an answer count's load balancer (its id), pool (id)
+// and origin (name) by their indices in this snapshot (analytics.Namer).
+func (s *Snapshot) CellNames(lb uint32, pool, origin uint8) (lbID, poolID, originName string, ok bool) {
+	if int(lb) >= len(s.lbs) {
+		return "", "", "", false
+	}
+	l := s.lbs[lb]
+	ps := l.Pools()
+	if int(pool) >= len(ps) {
+		return l.ID(), "", "", true // no pool answered
+	}
+	p := ps[pool]
+	if origin == analytics.NoOrigin {
+		return l.ID(), s.steer.PoolID(p), "", true
+	}
+	o := s.steer.Origin(p*pools.MaxOriginsPerPool + int32(origin))
+	if o == nil {
+		return "", "", "", false
+	}
+	return l.ID(), s.steer.PoolID(p), o.Name, true
 }
 
 type zone struct {

@@ -132,6 +132,7 @@ type Store interface {
 	CookieSecretStore // cookie_secret.go
 	ShiftStore        // shift.go
 	SafetyRulesStore  // safety_rules.go
+	AnalyticsStore    // analytics.go
 	NotifyStore       // notify.go
 
 	Close() error

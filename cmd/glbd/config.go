@@ -67,6 +67,14 @@ type Config struct {
 	APIInsecureHTTP bool
 	// AuditRetention is how long audit entries are kept. Default 90 days.
 	AuditRetention time.Duration
+	// AnalyticsRetention is how long answer counts are kept in the store
+	// (10-second buckets for the last hour, minute buckets before).
+	// Default 24 hours.
+	AnalyticsRetention time.Duration
+	// AnalyticsCells is the cells of one 10-second bucket of answer
+	// counts in memory (four buckets held, 16 bytes a cell); 0 = counting
+	// off. Default 65536 (4 MiB).
+	AnalyticsCells int
 	// Node names this node in health views. Default: the hostname.
 	Node string
 	// Region is this node's region code (WNAM, WEU, ...) in health views.
@@ -121,6 +129,8 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 	str(&c.APITLSKey, "api-tls-key", "", "PEM private key of the API certificate")
 	retention := "90d"
 	str(&retention, "audit-retention", retention, "how long audit entries are kept (e.g. 90d, 720h)")
+	analyticsRetention := "24h"
+	str(&analyticsRetention, "analytics-retention", analyticsRetention, "how long answer counts are kept for the analytics API (e.g. 24h, 7d); 10-second buckets for the last hour, minute buckets before")
 	str(&c.Node, "node", host, "node name in health views")
 	str(&c.Region, "region", "", "this node's region code, e.g. WEU")
 	str(&c.CheckSource, "check-source", "", "local address health checks are sent from")
@@ -176,6 +186,9 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 	}
 	if c.AuditRetention, err = parseRetention(retention); err != nil {
 		return nil, fmt.Errorf("--audit-retention %q: %w", retention, err)
+	}
+	if c.AnalyticsRetention, err = parseRetention(analyticsRetention); err != nil {
+		return nil, fmt.Errorf("--analytics-retention %q: %w", analyticsRetention, err)
 	}
 	return c, c.validate()
 }

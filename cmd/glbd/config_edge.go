@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/glb-dns/glb/analytics"
 	"github.com/glb-dns/glb/dnsserver"
 	"github.com/glb-dns/glb/dnsserver/tap"
 )
@@ -40,6 +41,7 @@ func edgeFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after func
 	strVar(&c.VersionString, "version-string", "version told to CHAOS TXT version.bind.; empty = REFUSED")
 	strVar(&c.DNSTap, "dnstap", "send a sample of queries and their replies as dnstap messages to unix:/path/to/socket or tcp:IP:PORT (lossy: a slow reader loses messages, never slows answers); empty = off")
 	intVar(&c.DNSTapSample, "dnstap-sample", 1, "send one exchange in N to --dnstap")
+	intVar(&c.AnalyticsCells, "analytics-cells", analytics.DefaultCells, "cells of one 10-second bucket of answer counts (load balancer, pool, origin, region, country, rcode) in memory: 4 buckets of 16 bytes a cell; 0 = answers not counted")
 	return func() error {
 		set := env(envName("nsid")) != ""
 		fs.Visit(func(f *flag.Flag) { set = set || f.Name == "nsid" })
@@ -85,6 +87,9 @@ func (c *Config) validateEdge() []error {
 		if _, err := tap.ParseAddress(c.DNSTap); err != nil {
 			errs = append(errs, fmt.Errorf("--dnstap: %w", err))
 		}
+	}
+	if c.AnalyticsCells < 0 || c.AnalyticsCells > 1<<24 {
+		errs = append(errs, fmt.Errorf("--analytics-cells %d: want 0 (off) to %d", c.AnalyticsCells, 1<<24))
 	}
 	if c.DNSTapSample < 1 {
 		errs = append(errs, fmt.Errorf("--dnstap-sample %d: want 1 (every exchange) or more", c.DNSTapSample))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/glb-dns/glb/analytics"
 	"github.com/glb-dns/glb/dnsserver"
 	"github.com/glb-dns/glb/dnsserver/tap"
 	"github.com/glb-dns/glb/dnsserver/xdp"
@@ -22,8 +23,10 @@ type dnsService struct {
 	srvs []*dnsserver.Server
 	xdp  []*xdp.Path
 	tap  *tap.Tap // nil without --dnstap
-	geo  *geodata.Resolver
-	log  *slog.Logger
+	// counts are the answers of every server, nil with --analytics-cells 0.
+	counts *analytics.Counts
+	geo    *geodata.Resolver
+	log    *slog.Logger
 	// last is the DNS snapshot last published; the next is built from it
 	// (dnsserver.Update), only the node loop's goroutine touches it.
 	last *dnsserver.Snapshot
@@ -40,6 +43,9 @@ func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog
 		}
 		d.tap = t
 	}
+	if cfg.AnalyticsCells > 0 {
+		d.counts = analytics.NewCounts(cfg.AnalyticsCells)
+	}
 	addrs := dnsListenAddrs(cfg.DNSListen)
 	for _, addr := range addrs {
 		r := reg
@@ -49,7 +55,7 @@ func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog
 			r = prometheus.WrapRegistererWith(prometheus.Labels{"listener": addr}, reg)
 		}
 		srv, err := dnsserver.New(dnsserver.Config{Addr: addr, UDPSockets: cfg.UDPSockets, Registerer: r, Logger: log,
-			NSID: cfg.NSID, VersionString: cfg.VersionString, RRL: cfg.RRL, Updates: updates, Tap: d.tap, UDPPath: cfg.UDPPath})
+			NSID: cfg.NSID, VersionString: cfg.VersionString, RRL: cfg.RRL, Updates: updates, Tap: d.tap, UDPPath: cfg.UDPPath, Counts: d.counts})
 		if err == nil {
 			err = srv.Start(ctx)
 		}

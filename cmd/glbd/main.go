@@ -192,6 +192,16 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	go pruneAudit(ctx, store, cfg.AuditRetention, log)
 	go pruneNotifications(ctx, store, cfg.AuditRetention, log)
 	go pruneShifts(ctx, store, log)
+	var flushed chan struct{} // closed once the last answer counts are written
+	if dns.counts != nil {
+		f, err := newAnswerFlusher(dns.counts, store, cfg.Node, cfg.AnalyticsRetention, log, reg)
+		if err != nil {
+			dns.shutdown()
+			return err
+		}
+		flushed = make(chan struct{})
+		go func() { f.run(ctx); close(flushed) }()
+	}
 	go n.audit.run(ctx)
 	go n.notify.Run(ctx)
 	go deliverer.Run(ctx)
@@ -226,6 +236,9 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	defer cancel()
 	_ = httpSrv.Shutdown(sctx)
 	dns.shutdown()
+	if flushed != nil {
+		<-flushed
+	}
 	n.lastGood.wait(5 * time.Second)
 	return err
 }

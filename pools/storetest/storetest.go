@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"Shifts", testShifts},
 		{"ShiftPrune", testShiftPrune},
 		{"SafetyRules", testSafetyRules},
+		{"AnswerCounts", testAnswerCounts},
 		{"MonitorGroups", testMonitorGroups},
 		{"NotifySubscriptions", testNotifySubscriptions},
 		{"NotifyOutbox", testNotifyOutbox},

@@ -1,0 +1,73 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// AddAnswerCounts records a node's rows in one statement per batch; a
+// row already recorded for the node is replaced (a retried write).
+func (s *Store) AddAnswerCounts(ctx context.Context, node string, rows []pools.AnswerCount) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	return s.write(ctx, func(t *txn) error {
+		b := &pgx.Batch{}
+		for _, r := range rows {
+			b.Queue(`insert into glb_answer_counts (load_balancer, step, bucket, node, pool, origin, region, country, rcode, answers)
+				values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+				on conflict (load_balancer, step, bucket, node, pool, origin, region, country, rcode) do update set answers = excluded.answers`,
+				r.LoadBalancer, r.Step, r.Bucket.Unix(), node, r.Pool, r.Origin, r.Region, r.Country, r.Rcode, r.Answers)
+		}
+		return t.tx.SendBatch(t.ctx, b).Close()
+	})
+}
+
+// AnswerCounts sums the nodes' rows of lb per bucket and cell.
+func (s *Store) AnswerCounts(ctx context.Context, lb string, since, until time.Time) ([]pools.AnswerCount, error) {
+	var out []pools.AnswerCount
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `select step, bucket, pool, origin, region, country, rcode, sum(answers)::bigint
+			from glb_answer_counts where load_balancer = $1 and bucket >= $2 and bucket < $3
+			group by step, bucket, pool, origin, region, country, rcode order by bucket, step`, lb, since.Unix(), until.Unix())
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r := pools.AnswerCount{LoadBalancer: lb}
+			var bucket int64
+			if err := rows.Scan(&r.Step, &bucket, &r.Pool, &r.Origin, &r.Region, &r.Country, &r.Rcode, &r.Answers); err != nil {
+				return err
+			}
+			r.Bucket = time.Unix(bucket, 0).UTC()
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// CompactAnswerCounts moves old 10-second rows into minute rows in one
+// statement: the rows a concurrent compaction deleted first are not seen
+// again, so each is merged once.
+func (s *Store) CompactAnswerCounts(ctx context.Context, fine, keep time.Time) error {
+	return s.write(ctx, func(t *txn) error {
+		if _, err := t.tx.Exec(t.ctx, `with gone as (
+				delete from glb_answer_counts where step = 10 and bucket < $1
+				returning load_balancer, bucket - bucket % 60 as minute, pool, origin, region, country, rcode, answers)
+			insert into glb_answer_counts (load_balancer, step, bucket, node, pool, origin, region, country, rcode, answers)
+			select load_balancer, 60, minute, '', pool, origin, region, country, rcode, sum(answers) from gone
+			group by load_balancer, minute, pool, origin, region, country, rcode
+			on conflict (load_balancer, step, bucket, node, pool, origin, region, country, rcode)
+			do update set answers = glb_answer_counts.answers + excluded.answers`, pools.MinuteOf(fine).Unix()); err != nil {
+			return err
+		}
+		_, err := t.tx.Exec(t.ctx, `delete from glb_answer_counts where bucket < $1`, keep.Unix())
+		return err
+	})
+}

@@ -1,0 +1,108 @@
+package storetest
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// countsByBucket keys rows by their bucket (seconds after t0), pool and
+// origin, checking that they come in bucket order.
+func countsByBucket(t *testing.T, rows []pools.AnswerCount, t0 time.Time) map[string]int64 {
+	t.Helper()
+	m := map[string]int64{}
+	for i, r := range rows {
+		if i > 0 && r.Bucket.Before(rows[i-1].Bucket) {
+			t.Errorf("rows out of bucket order: %+v", rows)
+		}
+		m[fmt.Sprintf("%ds %s/%s", int(r.Bucket.Sub(t0).Seconds()), r.Pool, r.Origin)] += r.Answers
+	}
+	return m
+}
+
+func sameCounts(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// testAnswerCounts: the nodes' rows of a bucket and cell are summed, a
+// node writing its row again replaces it, a read keeps its load balancer
+// and its half-open range, and compaction (twice at once) merges old
+// 10-second rows into minute rows once each and drops rows past the
+// retention.
+func testAnswerCounts(t *testing.T, s pools.Store) {
+	c := ctx(t)
+	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	row := func(at time.Duration, lb, pool, origin string, n int64) pools.AnswerCount {
+		return pools.AnswerCount{Bucket: t0.Add(at), Step: pools.AnswerStepFine, LoadBalancer: lb, Pool: pool, Origin: origin,
+			Region: "WEU", Country: "FR", Rcode: "NOERROR", Answers: n}
+	}
+	a := []pools.AnswerCount{row(0, "www", "eu", "a", 5), row(10*time.Second, "www", "eu", "a", 7), row(10*time.Second, "www", "us", "b", 1),
+		row(70*time.Second, "www", "eu", "a", 11), row(0, "api", "eu", "a", 100)}
+	if err := s.AddAnswerCounts(c, "node-a", a); err != nil {
+		t.Fatal(err)
+	}
+	// node-b first writes 2, then (a retry with the count grown) 3.
+	if err := s.AddAnswerCounts(c, "node-b", []pools.AnswerCount{row(10*time.Second, "www", "eu", "a", 2)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddAnswerCounts(c, "node-b", []pools.AnswerCount{row(10*time.Second, "www", "eu", "a", 3)}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.AnswerCounts(c, "www", t0, t0.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"0s eu/a": 5, "10s eu/a": 10, "10s us/b": 1}
+	if m := countsByBucket(t, got, t0); !sameCounts(m, want) {
+		t.Fatalf("www in the first minute: %v, want %v", m, want)
+	}
+	// Compaction: every row before 10:01 becomes a minute row; rows before
+	// 10:00:30 would be dropped, but they are minute rows by then, of the
+	// minute 10:00, which starts before keep: dropped too.
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Go(func() { errs[i] = s.CompactAnswerCounts(c, t0.Add(time.Minute+30*time.Second), t0.Add(-time.Hour)) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err = s.AnswerCounts(c, "www", t0, t0.Add(2*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]int64{"0s eu/a": 15, "0s us/b": 1, "70s eu/a": 11}
+	if m := countsByBucket(t, got, t0); !sameCounts(m, want) {
+		t.Fatalf("after two compactions at once: %v, want %v (the minute 10:00 merged once, 10:01:10 still fine)", m, want)
+	}
+	for _, r := range got {
+		if r.Bucket.Equal(t0) && r.Step != pools.AnswerStepCoarse || r.Bucket.Equal(t0.Add(70*time.Second)) && r.Step != pools.AnswerStepFine {
+			t.Errorf("row %+v: wrong step", r)
+		}
+	}
+	if err := s.CompactAnswerCounts(c, t0, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.AnswerCounts(c, "www", t0.Add(-time.Hour), t0.Add(time.Hour))
+	if m := countsByBucket(t, got, t0); !sameCounts(m, map[string]int64{"70s eu/a": 11}) {
+		t.Fatalf("after retention to 10:01: %v, want only 10:01:10", m)
+	}
+	got, _ = s.AnswerCounts(c, "api", t0.Add(-time.Hour), t0.Add(time.Hour))
+	if len(got) != 0 {
+		t.Fatalf("api's rows before the retention kept: %+v", got)
+	}
+}
