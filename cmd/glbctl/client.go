@@ -214,3 +214,34 @@ func showAs[T any](ctx context.Context, cl *client, path, format string, stdout,
 		return nil
 	})
 }
+
+// printAnswer prints the result of a write's answer b (err is the
+// write's error): as it came for -o json or yaml, else decoded as T for
+// render.
+func printAnswer[T any](b []byte, err error, format string, stdout, stderr io.Writer, what string, render func(w io.Writer, v T)) int {
+	var env struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err == nil {
+		if err = json.Unmarshal(b, &env); err != nil {
+			err = fmt.Errorf("decoding the answer: %w", err)
+		}
+	}
+	if err == nil {
+		if format == "json" || format == "yaml" {
+			err = printRaw(stdout, env.Result, format)
+		} else {
+			var v T
+			if err = json.Unmarshal(env.Result, &v); err != nil {
+				err = fmt.Errorf("decoding the %s: %w", what, err)
+			} else {
+				render(stdout, v)
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "glbctl:", err)
+		return exitFailed
+	}
+	return exitOK
+}

@@ -46,6 +46,7 @@ Usage:
   glbctl shift start (--pool ID | --origin POOL/ORIGIN | --zone LABEL) --reason TEXT --duration 2h [--lb ID]... [--override]
   glbctl shift end ID
   glbctl shift list [--status active,scheduled,ended,expired]
+  glbctl safety [now|rules|set [--max-shifted-zones N] [--max-shifted-pools N] [--min-serving-lbs-percent P]]
   glbctl notifications [list|apply -f FILE [--prune] [--dry-run]|deliveries NAME|test NAME]
 
 Every command takes --server URL (GLB_SERVER, default http://127.0.0.1:8080)
@@ -73,6 +74,7 @@ var commands = map[string]command{
 	"health":  runHealth,
 	"audit":   runAudit,
 	"shift":   runShift,
+	"safety":  runSafety,
 	// TSIG keys for DNS UPDATE (tsig.go).
 	"tsig-keys": runTSIGKeys,
 	// Notification subscriptions, in a file of their own (notifications.go).

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -113,31 +116,9 @@ func shiftEnd(ctx context.Context, args []string, env func(string) string, stdou
 }
 
 func printShiftAnswer(b []byte, err error, format string, stdout, stderr io.Writer) int {
-	if err != nil {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitFailed
-	}
-	var env struct {
-		Result json.RawMessage `json:"result"`
-	}
-	if err := json.Unmarshal(b, &env); err != nil {
-		fmt.Fprintln(stderr, "glbctl: decoding the answer:", err)
-		return exitFailed
-	}
-	if format != "table" {
-		if err := printRaw(stdout, env.Result, format); err != nil {
-			fmt.Fprintln(stderr, "glbctl:", err)
-			return exitFailed
-		}
-		return exitOK
-	}
-	var sh pools.Shift
-	if err := json.Unmarshal(env.Result, &sh); err != nil {
-		fmt.Fprintln(stderr, "glbctl: decoding the shift:", err)
-		return exitFailed
-	}
-	printShifts(stdout, []pools.Shift{sh})
-	return exitOK
+	return printAnswer(b, err, format, stdout, stderr, "shift", func(w io.Writer, sh pools.Shift) {
+		printShifts(w, []pools.Shift{sh})
+	})
 }
 
 func shiftList(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
@@ -170,4 +151,104 @@ func printShifts(w io.Writer, list []pools.Shift) {
 		t.row(sh.ID, status, sh.Target.String(), lbs, sh.StartsAt.Format(time.RFC3339), sh.End().Format(time.RFC3339), sh.Reason)
 	}
 	t.flush()
+}
+
+const safetyUsage = `usage:
+  glbctl safety [now] [-o table|json|yaml]     the safety rules that no longer hold now
+  glbctl safety rules [-o table|json|yaml]     the global safety rules
+  glbctl safety set [--max-shifted-zones N] [--max-shifted-pools N] [--min-serving-lbs-percent P]   (admin)`
+
+// runSafety shows the safety rules broken now, shows the global rules,
+// and changes them.
+func runSafety(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+	verb, rest := "now", args
+	if len(args) > 0 && (args[0] == "now" || args[0] == "rules" || args[0] == "set") {
+		verb, rest = args[0], args[1:]
+	}
+	switch verb {
+	case "rules":
+		c, fs := newCommand("safety rules", env, stderr, "table", "json", "yaml")
+		_, cl, err := commandArgs(fs, rest, c, 0, 0, safetyUsage)
+		if err != nil {
+			return usageError(stderr, err)
+		}
+		return showAs(ctx, cl, apiPrefix+"/safety/rules", c.output, stdout, stderr, "safety rules", printSafetyRules)
+	case "set":
+		return safetySet(ctx, rest, env, stdout, stderr)
+	}
+	c, fs := newCommand("safety", env, stderr, "table", "json", "yaml")
+	_, cl, err := commandArgs(fs, rest, c, 0, 0, safetyUsage)
+	if err != nil {
+		return usageError(stderr, err)
+	}
+	return showAs(ctx, cl, apiPrefix+"/safety", c.output, stdout, stderr, "broken rules", func(w io.Writer, harms []pools.ShiftHarm) {
+		if len(harms) == 0 {
+			fmt.Fprintln(w, "Every safety rule holds.")
+			return
+		}
+		t := newTable(w, "RULE", "LOAD BALANCER", "COUNT", "LIMIT", "MESSAGE")
+		for _, h := range harms {
+			t.row(h.Rule, cmp.Or(h.Name, h.LoadBalancer, "(global)"), strconv.Itoa(h.Serving), strconv.Itoa(h.Minimum), h.Message)
+		}
+		t.flush()
+	})
+}
+
+func printSafetyRules(w io.Writer, r pools.SafetyRules) {
+	off := func(n int) string {
+		if n == 0 {
+			return "0 (off)"
+		}
+		return strconv.Itoa(n)
+	}
+	t := newTable(w, "RULE", "VALUE")
+	t.row("max_shifted_zones", off(r.MaxShiftedZones))
+	t.row("max_shifted_pools", off(r.MaxShiftedPools))
+	t.row("min_serving_load_balancers_percent", off(r.MinServingLoadBalancersPercent))
+	t.row("revision", strconv.FormatInt(r.Revision, 10))
+	t.flush()
+}
+
+// safetySet changes the rules it is given flags for and keeps the others,
+// writing with If-Match on the revision it read, so that a change made
+// in between is refused (412) rather than undone.
+func safetySet(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+	c, fs := newCommand("safety set", env, stderr, "table", "json", "yaml")
+	zones := fs.Int("max-shifted-zones", -1, "at most this many zones shifted at once (0: no limit)")
+	poolsMax := fs.Int("max-shifted-pools", -1, "at most this many pools shifted at once (0: no limit)")
+	percent := fs.Int("min-serving-lbs-percent", -1, "at least this percentage of load balancers keep a steering pool serving (0: no limit)")
+	_, cl, err := commandArgs(fs, args, c, 0, 0, safetyUsage)
+	if err != nil {
+		return usageError(stderr, err)
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["max-shifted-zones"] && !given["max-shifted-pools"] && !given["min-serving-lbs-percent"] {
+		return usageError(stderr, errors.New("safety set: give at least one rule to change\n"+safetyUsage))
+	}
+	b, hdr, err := cl.do(ctx, http.MethodGet, apiPrefix+"/safety/rules", nil, "")
+	if err != nil {
+		fmt.Fprintln(stderr, "glbctl:", err)
+		return exitFailed
+	}
+	var cur struct {
+		Result pools.SafetyRules `json:"result"`
+	}
+	if err := json.Unmarshal(b, &cur); err != nil {
+		fmt.Fprintln(stderr, "glbctl: decoding the safety rules:", err)
+		return exitFailed
+	}
+	r := cur.Result
+	for name, set := range map[string]struct {
+		v   int
+		dst *int
+	}{"max-shifted-zones": {*zones, &r.MaxShiftedZones}, "max-shifted-pools": {*poolsMax, &r.MaxShiftedPools}, "min-serving-lbs-percent": {*percent, &r.MinServingLoadBalancersPercent}} {
+		if given[name] {
+			*set.dst = set.v
+		}
+	}
+	body, _ := json.Marshal(map[string]int{"max_shifted_zones": r.MaxShiftedZones, "max_shifted_pools": r.MaxShiftedPools,
+		"min_serving_load_balancers_percent": r.MinServingLoadBalancersPercent})
+	b, _, err = cl.do(ctx, http.MethodPut, apiPrefix+"/safety/rules", body, hdr.Get("ETag"))
+	return printAnswer(b, err, c.output, stdout, stderr, "safety rules", printSafetyRules)
 }

@@ -71,3 +71,29 @@ func TestShiftRefusedByGlobalRule(t *testing.T) {
 		t.Fatalf("refusal: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestSafetyCommands: glbctl shows the global safety rules (all off at
+// first), changes the one it is given while keeping the others, refuses a
+// set that names none and passes on the API's field error, and says when
+// every rule holds.
+func TestSafetyCommands(t *testing.T) {
+	t.Parallel()
+	n := startNode(t)
+	if out := n.mustCtl(exitOK, "safety", "rules"); !strings.Contains(out, "max_shifted_pools") || !strings.Contains(out, "0 (off)") {
+		t.Fatalf("rules at first:\n%s", out)
+	}
+	n.mustCtl(exitOK, "safety", "set", "--max-shifted-zones", "2")
+	out := n.mustCtl(exitOK, "safety", "set", "--max-shifted-pools", "1")
+	if !strings.Contains(out, "max_shifted_pools                   1") || !strings.Contains(out, "max_shifted_zones                   2") {
+		t.Fatalf("after setting max_shifted_pools, zones kept:\n%s", out)
+	}
+	if code, _, errOut := n.ctl("safety", "set"); code != exitUsage || !strings.Contains(errOut, "at least one rule") {
+		t.Errorf("set with no rule: %d %s", code, errOut)
+	}
+	if code, _, errOut := n.ctl("safety", "set", "--min-serving-lbs-percent", "101"); code != exitFailed || !strings.Contains(errOut, "min_serving_load_balancers_percent") {
+		t.Errorf("set to 101 %%: %d %s", code, errOut)
+	}
+	if out := n.mustCtl(exitOK, "safety"); !strings.Contains(out, "Every safety rule holds.") {
+		t.Errorf("safety now:\n%s", out)
+	}
+}
