@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
-	"log/slog"
 	"net/netip"
 	"testing"
 	"time"
@@ -17,16 +16,7 @@ import (
 // newEdgeServer is newTestServer with the edge options set.
 func newEdgeServer(t testing.TB, reg prometheus.Registerer, mod func(*Config)) *Server {
 	t.Helper()
-	cfg := Config{Addr: "127.0.0.1:0", Registerer: reg, Logger: slog.New(slog.DiscardHandler), TCPIdleTimeout: 2 * time.Second, MaxTCPConns: 8}
-	if mod != nil {
-		mod(&cfg)
-	}
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Publish(compileTest(t, testConfig()))
-	return s
+	return newServing(t, reg, mod, testConfig())
 }
 
 func cookieOption(c []byte) []byte {

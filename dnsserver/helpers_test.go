@@ -91,20 +91,10 @@ func testConfig() *pools.Config {
 			pool("many", many...),
 		},
 		LoadBalancers: []pools.LoadBalancer{
-			lb("lb-geo", []string{"us"}, func(l *pools.LoadBalancer) {
-				l.SteeringPolicy = pools.SteeringGeo
-				l.CountryPools = map[string][]string{"DE": {"eu"}}
-				l.LocationStrategy.PreferECS = pools.PreferECSAlways
-				l.ZonalAffinity = pools.ZonalAffinity{Spillover: pools.AffinitySpillCrossZone}
-				l.TTL = 20
-			}),
+			lb("lb-geo", []string{"us"}, geoECS),
 			// lb-geo with an HTTPS record (https.go).
 			lb("lb-https", []string{"us"}, func(l *pools.LoadBalancer) {
-				l.SteeringPolicy = pools.SteeringGeo
-				l.CountryPools = map[string][]string{"DE": {"eu"}}
-				l.LocationStrategy.PreferECS = pools.PreferECSAlways
-				l.ZonalAffinity = pools.ZonalAffinity{Spillover: pools.AffinitySpillCrossZone}
-				l.TTL = 20
+				geoECS(l)
 				l.HTTPS = &pools.HTTPSRecord{ALPN: []string{"h2", "h3"}, Port: 8443}
 			}),
 			lb("lb-off", []string{"us"}, nil),
@@ -118,6 +108,16 @@ func testConfig() *pools.Config {
 			{Meta: pools.Meta{ID: "n3"}, CIDR: "127.0.0.0/8", Country: "DE", Region: "WEU", Zone: "zone-a"},
 		},
 	}
+}
+
+// geoECS makes l the test's geo load balancer: DE to eu, ECS trusted,
+// zonal affinity spilling across zones, TTL 20.
+func geoECS(l *pools.LoadBalancer) {
+	l.SteeringPolicy = pools.SteeringGeo
+	l.CountryPools = map[string][]string{"DE": {"eu"}}
+	l.LocationStrategy.PreferECS = pools.PreferECSAlways
+	l.ZonalAffinity = pools.ZonalAffinity{Spillover: pools.AffinitySpillCrossZone}
+	l.TTL = 20
 }
 
 func compileTest(t testing.TB, cfg *pools.Config) *Snapshot {
@@ -141,11 +141,23 @@ func compileTest(t testing.TB, cfg *pools.Config) *Snapshot {
 // listening; start it with startServer.
 func newTestServer(t testing.TB, reg prometheus.Registerer) *Server {
 	t.Helper()
-	s, err := New(Config{Addr: "127.0.0.1:0", Registerer: reg, Logger: slog.New(slog.DiscardHandler), TCPIdleTimeout: 2 * time.Second, MaxTCPConns: 8})
+	return newServing(t, reg, nil, testConfig())
+}
+
+// newServing returns a server, not listening, with cfg's snapshot
+// published and the tests' options (quiet, short TCP idle, few TCP
+// connections) as mod adjusts them.
+func newServing(t testing.TB, reg prometheus.Registerer, mod func(*Config), cfg *pools.Config) *Server {
+	t.Helper()
+	c := Config{Addr: "127.0.0.1:0", Registerer: reg, Logger: slog.New(slog.DiscardHandler), TCPIdleTimeout: 2 * time.Second, MaxTCPConns: 8}
+	if mod != nil {
+		mod(&c)
+	}
+	s, err := New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Publish(compileTest(t, testConfig()))
+	s.Publish(compileTest(t, cfg))
 	return s
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
 	"github.com/glb-dns/glb/pools"
-	"github.com/glb-dns/glb/steering"
 )
 
 func TestMetricsLint(t *testing.T) {
@@ -67,14 +66,7 @@ func TestPublishRebindsFallbackOnlyPool(t *testing.T) {
 			cfg.LoadBalancers[i].FallbackPool = "spare"
 		}
 	}
-	st, err := steering.Compile(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := Compile(st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, snap := compileBoth(t, cfg)
 	s.Publish(snap)
 
 	renamed := spare
@@ -85,14 +77,7 @@ func TestPublishRebindsFallbackOnlyPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st2, err := steering.Update(st, next, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap2, err := Update(snap, st2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, snap2, _ := updateAndCompile(t, st, snap, next)
 	s.Publish(snap2)
 
 	got := map[string]bool{}

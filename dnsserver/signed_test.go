@@ -1,7 +1,6 @@
 package dnsserver
 
 import (
-	"log/slog"
 	"net/netip"
 	"slices"
 	"strings"
@@ -37,13 +36,8 @@ func signedConfig(t testing.TB, keys []pools.ZoneKey) *pools.Config {
 
 func newSignedServer(t testing.TB, reg prometheus.Registerer, keys []pools.ZoneKey) (*Server, []pools.ZoneKey) {
 	t.Helper()
-	s, err := New(Config{Addr: "127.0.0.1:0", Registerer: reg, Logger: slog.New(slog.DiscardHandler), TCPIdleTimeout: 2 * time.Second, MaxTCPConns: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := signedConfig(t, keys)
-	s.Publish(compileTest(t, cfg))
-	return s, cfg.DNSSECKeys
+	return newServing(t, reg, nil, cfg), cfg.DNSSECKeys
 }
 
 // dnskeys are the zone's keys as a resolver would see them.
@@ -401,14 +395,7 @@ func benchSigned(b *testing.B, s *Server, qname string, do bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	src := netip.MustParseAddr("127.0.0.1")
-	w := newWorker()
-	b.ReportAllocs()
-	for b.Loop() {
-		if w.handle(s, q, src, false) == nil {
-			b.Fatal("no reply")
-		}
-	}
+	benchHandle(b, s, q, netip.MustParseAddr("127.0.0.1"))
 }
 
 // BenchmarkSignedHandler compares the same answers with DO clear and set,

@@ -65,14 +65,7 @@ func sameSnapshot(t *testing.T, what string, a, b *Snapshot) {
 // what Compile builds, and shares the origins of unchanged pools.
 func TestUpdateBuildsWhatCompileBuilds(t *testing.T) {
 	cfg := testConfig()
-	st, err := steering.Compile(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prev, err := Compile(st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, prev := compileBoth(t, cfg)
 	steps := []struct {
 		name   string
 		change func(c *pools.Config)
@@ -111,18 +104,7 @@ func TestUpdateBuildsWhatCompileBuilds(t *testing.T) {
 		next := *cfg
 		next.Revision++
 		step.change(&next)
-		ust, err := steering.Update(st, &next, nil, nil)
-		if err != nil {
-			t.Fatalf("%s: steering update: %v", step.name, err)
-		}
-		got, err := Update(prev, ust, nil)
-		if err != nil {
-			t.Fatalf("%s: update: %v", step.name, err)
-		}
-		want, err := Compile(ust, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ust, got, want := updateAndCompile(t, st, prev, &next)
 		sameSnapshot(t, fmt.Sprintf("step %d (%s)", i, step.name), got, want)
 		if i == 0 {
 			first, _ := ust.PoolOrigins(1) // "us": unchanged, shared
@@ -140,14 +122,7 @@ func TestUpdateBuildsWhatCompileBuilds(t *testing.T) {
 // compile would.
 func TestUpdateHTTPSInKeptZone(t *testing.T) {
 	cfg := signedConfig(t, nil)
-	st, err := steering.Compile(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prev, err := Compile(st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, prev := compileBoth(t, cfg)
 	apex, _ := wireName("glb.example.com")
 	for _, step := range []struct {
 		lb    string
@@ -159,18 +134,7 @@ func TestUpdateHTTPSInKeptZone(t *testing.T) {
 		i := slices.IndexFunc(next.LoadBalancers, func(l pools.LoadBalancer) bool { return l.ID == step.lb })
 		next.LoadBalancers[i].HTTPS = step.https
 		next.LoadBalancers[i].Revision++
-		ust, err := steering.Update(st, &next, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := Update(prev, ust, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := Compile(ust, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ust, got, want := updateAndCompile(t, st, prev, &next)
 		name, _ := wireName(step.lb + ".glb.example.com")
 		g, w := got.zones[string(apex)].nodes[string(name)], want.zones[string(apex)].nodes[string(name)]
 		if (g.https == nil) != (step.https == nil) || !slices.Equal(g.types, w.types) || slices.Contains(g.types, typeHTTPS) != (step.https != nil) {
@@ -178,4 +142,35 @@ func TestUpdateHTTPSInKeptZone(t *testing.T) {
 		}
 		cfg, st, prev = &next, ust, got
 	}
+}
+
+// compileBoth compiles cfg for steering, then for DNS (no locator).
+func compileBoth(t testing.TB, cfg *pools.Config) (*steering.Snapshot, *Snapshot) {
+	t.Helper()
+	st, err := steering.Compile(cfg, nil)
+	if err != nil {
+		t.Fatalf("steering compile: %v", err)
+	}
+	snap, err := Compile(st, nil)
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	return st, snap
+}
+
+// updateAndCompile brings st and prev to next as a running node does
+// (got, by Update) and as a node starting afresh would (want, by Compile).
+func updateAndCompile(t testing.TB, st *steering.Snapshot, prev *Snapshot, next *pools.Config) (ust *steering.Snapshot, got, want *Snapshot) {
+	t.Helper()
+	ust, err := steering.Update(st, next, nil, nil)
+	if err != nil {
+		t.Fatalf("steering update to revision %d: %v", next.Revision, err)
+	}
+	if got, err = Update(prev, ust, nil); err != nil {
+		t.Fatalf("update to revision %d: %v", next.Revision, err)
+	}
+	if want, err = Compile(ust, nil); err != nil {
+		t.Fatalf("compile revision %d: %v", next.Revision, err)
+	}
+	return ust, got, want
 }
