@@ -24,7 +24,7 @@ import (
 var glbdBin string
 
 func TestMain(m *testing.M) {
-	code := testnode.Run(m, []string{"dig"}, testnode.Binary{Dir: "../..", Pkg: "./cmd/glbd", Flags: []string{"-race"}, Path: &glbdBin})
+	code := testnode.Run(m, []string{"dig", "dnsperf"}, testnode.Binary{Dir: "../..", Pkg: "./cmd/glbd", Flags: []string{"-race"}, Path: &glbdBin})
 	closeBrowser()
 	os.Exit(code)
 }

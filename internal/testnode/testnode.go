@@ -52,7 +52,7 @@ type Binary struct {
 }
 
 // hints say how to install a tool the tests run.
-var hints = map[string]string{"dig": " (Debian/Ubuntu: apt-get install bind9-dnsutils)"}
+var hints = map[string]string{"dig": " (Debian/Ubuntu: apt-get install bind9-dnsutils)", "dnsperf": " (Debian/Ubuntu: apt-get install dnsperf)"}
 
 // Run is a TestMain's body: it checks that the tools the tests run are on
 // PATH, builds the binaries into a temporary directory, runs the tests and
