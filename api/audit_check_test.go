@@ -8,7 +8,9 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"testing"
 
+	"github.com/glb-dns/glb/api"
 	"github.com/glb-dns/glb/pools"
 )
 
@@ -92,11 +94,27 @@ func (e *env) checkAudit() {
 			break
 		}
 	}
-	if len(entries) != len(accepted) {
-		t.Errorf("audit log has %d entries for %d accepted writes (of %d sent)", len(entries), len(accepted), len(e.audit.writes))
+	want := 0
+	for _, w := range accepted {
+		if r, ok := rollbackOf(w); ok {
+			// One entry per object written and the rollback's own; none
+			// when everything stood as at the version.
+			if len(r.Changes) > 0 {
+				want += 1 + len(r.Changes)
+			}
+			continue
+		}
+		want++
+	}
+	if len(entries) != want {
+		t.Errorf("audit log has %d entries for %d accepted writes (of %d sent) that make %d", len(entries), len(accepted), len(e.audit.writes), want)
 	}
 	used := make([]bool, len(entries))
 	for _, w := range accepted {
+		if r, ok := rollbackOf(w); ok {
+			checkRollbackAudit(t, w, r, entries, used)
+			continue
+		}
 		kind, id, result := writeTarget(w)
 		found := false
 		for i, en := range entries {
@@ -158,4 +176,39 @@ func sameJSON(raw json.RawMessage, want map[string]any) bool {
 		return false
 	}
 	return reflect.DeepEqual(got, want)
+}
+
+// rollbackOf returns the answer of a rollback write.
+func rollbackOf(w sentWrite) (api.RollbackResult, bool) {
+	var out struct{ Result api.RollbackResult }
+	if !strings.HasSuffix(w.path, "/rollback") || json.Unmarshal(w.body, &out) != nil {
+		return out.Result, false
+	}
+	return out.Result, true
+}
+
+// checkRollbackAudit finds the entries of a rollback: its own (kind
+// rollbacks, naming the version) and one per object it says it wrote, all
+// at its revision, by its actor.
+func checkRollbackAudit(t testing.TB, w sentWrite, r api.RollbackResult, entries []pools.AuditEntry, used []bool) {
+	t.Helper()
+	if len(r.Changes) == 0 {
+		return
+	}
+	find := func(kind pools.Kind, id string, ok func(pools.AuditEntry) bool) {
+		for i, en := range entries {
+			if !used[i] && en.Kind == kind && en.ObjectID == id && en.Revision == r.Revision && en.Actor == w.actor && en.Method == w.method && ok(en) {
+				used[i] = true
+				return
+			}
+		}
+		t.Errorf("%s %s (by %s): no audit entry of %s %s at revision %d", w.method, w.path, w.actor, kind, id, r.Revision)
+	}
+	find(pools.KindRollback, r.LoadBalancer, func(en pools.AuditEntry) bool {
+		var rb pools.Rollback
+		return json.Unmarshal(en.After, &rb) == nil && rb.Version == r.RollbackTo && len(rb.Changes) == len(r.Changes)
+	})
+	for _, c := range r.Changes {
+		find(c.Kind, c.ID, func(en pools.AuditEntry) bool { return en.Action == c.Action })
+	}
 }

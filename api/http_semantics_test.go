@@ -92,6 +92,7 @@ func documentedGETs(t *testing.T, f fixture) []string {
 			path = strings.Replace(path, "{id}", ids[kind], 1)
 		}
 		path = strings.Replace(path, "{name}", "nope", 1) // answers 404 to both
+		path = strings.Replace(path, "{n}", "1", 1)       // the load balancer's creation
 		if strings.HasSuffix(path, "/explain") {
 			path += "?client=192.0.2.1"
 		}

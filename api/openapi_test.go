@@ -82,8 +82,10 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	// shifts: list, get (each with HEAD), start and end; the safety rules
 	// broken now (GET and HEAD); notifications: list, get and deliveries
 	// (each with HEAD), create, replace, delete and test; the global
-	// safety rules (GET, HEAD, PUT); the regions (GET, HEAD); the analytics (GET, HEAD).
-	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6+6+2+10+3+2+2 {
+	// safety rules (GET, HEAD, PUT); the regions (GET, HEAD); the analytics
+	// (GET, HEAD); a load balancer's versions: list and get (each with
+	// HEAD) and rollback.
+	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6+6+2+10+3+2+2+5 {
 		t.Fatalf("%d routes: %v", len(served), served)
 	}
 }
@@ -159,10 +161,19 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"NotificationEvent":     pools.Event{},
 		"NotificationEventData": pools.EventData{},
 		"Delivery":              pools.Delivery{},
+<<<<<<< HEAD
 		// Analytics.
 		"Analytics":       api.Analytics{},
 		"AnalyticsSeries": api.AnalyticsSeries{},
 		"AnalyticsPoint":  api.AnalyticsPoint{},
+=======
+		// Versions.
+		"Version":        pools.Version{},
+		"VersionObjects": pools.VersionObjects{},
+		"VersionChange":  pools.VersionChange{},
+		"Rollback":       pools.Rollback{},
+		"RollbackResult": api.RollbackResult{},
+>>>>>>> 1f9ef9e (versions: a load balancer's numbered versions, read from the audit log, and a one-call rollback that writes a version's objects back in one transaction)
 	}
 	for name, v := range cases {
 		s, ok := doc.Components.Schemas[name]

@@ -139,6 +139,7 @@ func New(o Options) http.Handler {
 		s.tsigRoutes(r)
 		s.shiftRoutes(r)
 		s.notificationRoutes(r)
+		s.versionRoutes(r)
 	})
 	return r
 }

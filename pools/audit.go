@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -85,7 +86,9 @@ type AuditEntry struct {
 
 // AuditFilter selects audit entries; zero fields match everything.
 type AuditFilter struct {
-	Kind     Kind
+	Kind Kind
+	// Kinds: any of these (empty: any kind).
+	Kinds    []Kind
 	ObjectID string
 	Actor    string
 	Since    time.Time // entries at or after
@@ -95,6 +98,7 @@ type AuditFilter struct {
 // Match reports whether e passes the filter.
 func (f AuditFilter) Match(e *AuditEntry) bool {
 	return (f.Kind == "" || e.Kind == f.Kind) &&
+		(len(f.Kinds) == 0 || slices.Contains(f.Kinds, e.Kind)) &&
 		(f.ObjectID == "" || e.ObjectID == f.ObjectID) &&
 		(f.Actor == "" || e.Actor == f.Actor) &&
 		(f.Since.IsZero() || !e.Time.Before(f.Since)) &&
@@ -195,6 +199,20 @@ func (r *Recorder) Entry(ctx context.Context, rev int64, k Kind, id string, now 
 		action = ActionEnd
 	}
 	return NewAuditEntry(ctx, rev, action, k, id, before, after, now)
+}
+
+// OneEntry turns the write of one object of kind k (fn returns its id
+// and the new revision) into a write that returns its audit entry, the
+// form the stores append entries from.
+func OneEntry(ctx context.Context, k Kind, now func() time.Time, fn func(*Recorder) (id string, rev int64, err error)) func(*Recorder) ([]AuditEntry, int64, error) {
+	return func(rec *Recorder) ([]AuditEntry, int64, error) {
+		id, rev, err := fn(rec)
+		if err != nil {
+			return nil, 0, err
+		}
+		e, err := rec.Entry(ctx, rev, k, id, now())
+		return []AuditEntry{e}, rev, err
+	}
 }
 
 // NewAuditEntry builds an entry of the caller in ctx; before and after are

@@ -134,6 +134,7 @@ type Store interface {
 	SafetyRulesStore  // safety_rules.go
 	AnalyticsStore    // analytics.go
 	NotifyStore       // notify.go
+	VersionStore      // rollback.go
 
 	Close() error
 }

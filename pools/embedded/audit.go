@@ -23,28 +23,46 @@ var (
 // auditBuckets are created when the store opens.
 var auditBuckets = [][]byte{auditBucket, auditHealthBucket, tokenBucket, tokenHashBucket}
 
-// audited runs a write with the rules over a recording transaction and
-// appends its audit entry in the same bbolt transaction, which concurrent
-// writes may share (batch).
+// audited runs a write of one object with the rules over a recording
+// transaction and appends its audit entry in the same bbolt transaction,
+// which concurrent writes may share (batch).
 func (s *Store) audited(ctx context.Context, k pools.Kind, fn func(*pools.Recorder) (id string, rev int64, err error)) (int64, error) {
+	return s.auditedAll(ctx, pools.OneEntry(ctx, k, s.now, fn))
+}
+
+// auditedAll runs a write over a recording transaction and appends the
+// audit entries (and the events) it returns in the same transaction.
+func (s *Store) auditedAll(ctx context.Context, fn func(*pools.Recorder) ([]pools.AuditEntry, int64, error)) (int64, error) {
 	var rev int64
 	err := s.batch(ctx, func(tx *bbolt.Tx) error {
-		rec := pools.Recording(txn{tx})
-		id, r, err := fn(rec)
+		es, r, err := fn(pools.Recording(txn{tx}))
 		if err != nil {
 			return err
 		}
 		rev = r
-		e, err := rec.Entry(ctx, rev, k, id, s.now())
-		if err != nil {
-			return err
+		for i := range es {
+			if err := appendAudit(tx, &es[i]); err != nil {
+				return err
+			}
+			if err := writeEvent(tx, &es[i]); err != nil {
+				return err
+			}
 		}
-		if err := appendAudit(tx, &e); err != nil {
-			return err
-		}
-		return writeEvent(tx, &e)
+		return nil
 	})
 	return rev, err
+}
+
+// Restore writes a rollback in one transaction; see pools.RestoreIn.
+func (s *Store) Restore(ctx context.Context, r *pools.Restore) (int64, error) {
+	rev, err := s.auditedAll(ctx, func(rec *pools.Recorder) ([]pools.AuditEntry, int64, error) {
+		return pools.RestoreIn(ctx, rec, r, s.now())
+	})
+	if err != nil {
+		return 0, err
+	}
+	s.watchers.Notify(pools.Change{Revision: rev})
+	return rev, nil
 }
 
 // revisioned runs a configuration write outside the object kinds (a token,

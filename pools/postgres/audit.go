@@ -15,24 +15,42 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// audited runs a write with the rules over a recording transaction and
-// appends its audit entry in the same transaction: a write that fails
-// leaves no entry, and no entry is lost for a write that commits.
+// audited runs a write of one object with the rules over a recording
+// transaction and appends its audit entry in the same transaction: a
+// write that fails leaves no entry, and no entry is lost for a write that
+// commits.
 func (s *Store) audited(ctx context.Context, k pools.Kind, fn func(*pools.Recorder) (id string, rev int64, err error)) error {
-	return s.write(ctx, func(t *txn) error {
-		rec := pools.Recording(t)
-		id, rev, err := fn(rec)
+	_, err := s.auditedAll(ctx, pools.OneEntry(ctx, k, s.now, fn))
+	return err
+}
+
+// auditedAll runs a write over a recording transaction and appends the
+// audit entries (and the events) it returns in the same transaction.
+func (s *Store) auditedAll(ctx context.Context, fn func(*pools.Recorder) ([]pools.AuditEntry, int64, error)) (int64, error) {
+	var rev int64
+	err := s.write(ctx, func(t *txn) error {
+		es, r, err := fn(pools.Recording(t))
 		if err != nil {
 			return err
 		}
-		e, err := rec.Entry(ctx, rev, k, id, s.now())
-		if err != nil {
-			return err
+		rev = r
+		for i := range es {
+			if err := t.audit(&es[i]); err != nil {
+				return err
+			}
+			if err := t.writeEvent(&es[i]); err != nil {
+				return err
+			}
 		}
-		if err := t.audit(&e); err != nil {
-			return err
-		}
-		return t.writeEvent(&e)
+		return nil
+	})
+	return rev, err
+}
+
+// Restore writes a rollback in one transaction; see pools.RestoreIn.
+func (s *Store) Restore(ctx context.Context, r *pools.Restore) (int64, error) {
+	return s.auditedAll(ctx, func(rec *pools.Recorder) ([]pools.AuditEntry, int64, error) {
+		return pools.RestoreIn(ctx, rec, r, s.now())
 	})
 }
 
@@ -103,6 +121,13 @@ func (s *Store) Audit(ctx context.Context, f pools.AuditFilter, p pools.Page) (p
 	}
 	if f.Kind != "" {
 		add("kind = $%d", string(f.Kind))
+	}
+	if len(f.Kinds) > 0 {
+		kinds := make([]string, len(f.Kinds))
+		for i, k := range f.Kinds {
+			kinds[i] = string(k)
+		}
+		add("kind = any($%d::text[])", kinds)
 	}
 	if f.ObjectID != "" {
 		add("object_id = $%d", f.ObjectID)

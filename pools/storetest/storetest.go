@@ -52,6 +52,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"NotifyOutbox", testNotifyOutbox},
 	}
 	tests = append(tests, accessTests...)
+	tests = append(tests, versionTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
