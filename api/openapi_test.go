@@ -161,19 +161,16 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"NotificationEvent":     pools.Event{},
 		"NotificationEventData": pools.EventData{},
 		"Delivery":              pools.Delivery{},
-<<<<<<< HEAD
 		// Analytics.
 		"Analytics":       api.Analytics{},
 		"AnalyticsSeries": api.AnalyticsSeries{},
 		"AnalyticsPoint":  api.AnalyticsPoint{},
-=======
 		// Versions.
 		"Version":        pools.Version{},
 		"VersionObjects": pools.VersionObjects{},
 		"VersionChange":  pools.VersionChange{},
 		"Rollback":       pools.Rollback{},
 		"RollbackResult": api.RollbackResult{},
->>>>>>> 1f9ef9e (versions: a load balancer's numbered versions, read from the audit log, and a one-call rollback that writes a version's objects back in one transaction)
 	}
 	for name, v := range cases {
 		s, ok := doc.Components.Schemas[name]

@@ -130,6 +130,9 @@ func New(o Options) http.Handler {
 		r.Get(Prefix+"/pools/{id}/health", s.poolHealth)
 		r.Get(Prefix+"/load_balancers/{id}/explain", s.explain)
 		r.Post(Prefix+"/load_balancers/{id}/preview", s.preview)
+		r.Get(Prefix+"/load_balancers/{id}/versions", s.listVersions) // versions.go
+		r.Get(Prefix+"/load_balancers/{id}/versions/{n}", s.getVersion)
+		r.Post(Prefix+"/load_balancers/{id}/versions/{n}/rollback", s.rollback)
 		r.Get(Prefix+"/events", s.events)
 		r.Get(Prefix+"/regions", s.listRegions)
 		r.Get(Prefix+"/analytics", s.analytics)
@@ -139,7 +142,6 @@ func New(o Options) http.Handler {
 		s.tsigRoutes(r)
 		s.shiftRoutes(r)
 		s.notificationRoutes(r)
-		s.versionRoutes(r)
 	})
 	return r
 }

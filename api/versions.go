@@ -11,13 +11,6 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// versionRoutes adds a load balancer's versions and the rollback to one.
-func (s *server) versionRoutes(r chi.Router) {
-	r.Get(Prefix+"/load_balancers/{id}/versions", s.listVersions)
-	r.Get(Prefix+"/load_balancers/{id}/versions/{n}", s.getVersion)
-	r.Post(Prefix+"/load_balancers/{id}/versions/{n}/rollback", s.rollback)
-}
-
 // RollbackResult is the answer to a rollback: the version it made (the
 // newest), or, when every object already stood as at the version asked
 // for, the newest version as it is and no changes.

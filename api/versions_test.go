@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -30,43 +29,37 @@ func (e *env) versions(lb, query string) versionList {
 	return out
 }
 
+// numbers are the versions' numbers, in the order listed.
 func numbers(vs []pools.Version) []int {
-	var out []int
-	for _, v := range vs {
-		out = append(out, v.Version)
+	out := make([]int, len(vs))
+	for i := range vs {
+		out[i] = vs[i].Version
 	}
 	return out
-}
-
-// stripMeta drops what only the store sets, so that objects compare by
-// content.
-func stripMeta(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	delete(m, "revision")
-	delete(m, "created_on")
-	delete(m, "modified_on")
-	b, _ = json.Marshal(m)
-	return string(b)
 }
 
 func TestVersionsListGetAndRollback(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	f := e.fixture()                                                                                                                                                    // version 1: the load balancer's creation
-	e.do("PATCH", "/api/v1/pools/"+f.pool, map[string]any{"minimum_origins": 2})                                                                                        // 2
-	e.do("PATCH", "/api/v1/monitors/"+f.monitor, map[string]any{"path": "/v3"})                                                                                         // 3
-	e.do("PATCH", "/api/v1/load_balancers/"+f.lb, map[string]any{"ttl": 60})                                                                                            // 4
-	e.do("PATCH", "/api/v1/zones/"+f.zone, map[string]any{"ttl": 600})                                                                                                  // none
-	e.do("PATCH", "/api/v1/networks/"+f.network, map[string]any{"region": "EEU"})                                                                                       // none
-	e.do("PATCH", "/api/v1/pools/"+f.pool, map[string]any{"origins": []map[string]any{{"name": "a", "address": "192.0.2.10"}, {"name": "b", "address": "192.0.2.11"}}}) // 5
+	// Version 1 is the load balancer's creation; then the pool (2), the
+	// monitor (3), the load balancer (4); the zone and a network make no
+	// version; the pool again (5).
+	f := e.fixture()
+	for _, w := range []struct {
+		path  string
+		patch map[string]any
+	}{
+		{"/pools/" + f.pool, map[string]any{"minimum_origins": 2}},
+		{"/monitors/" + f.monitor, map[string]any{"path": "/v3"}},
+		{"/load_balancers/" + f.lb, map[string]any{"ttl": 60}},
+		{"/zones/" + f.zone, map[string]any{"ttl": 600}},
+		{"/networks/" + f.network, map[string]any{"region": "EEU"}},
+		{"/pools/" + f.pool, map[string]any{"origins": []map[string]any{{"name": "a", "address": "192.0.2.10"}, {"name": "b", "address": "192.0.2.11"}}}},
+	} {
+		if r := e.do("PATCH", "/api/v1"+w.path, w.patch); r.status != http.StatusOK {
+			t.Fatalf("PATCH %s: %d %s", w.path, r.status, r.body)
+		}
+	}
 
 	all := e.versions(f.lb, "")
 	if got := numbers(all.Result); !slices.Equal(got, []int{5, 4, 3, 2, 1}) || all.ResultInfo.TotalCount != 5 {
@@ -125,18 +118,12 @@ func TestVersionsListGetAndRollback(t *testing.T) {
 	if r.status != http.StatusOK || rb.Result.RollbackTo != 1 || rb.Result.Version != 6 || len(rb.Result.Changes) != 3 {
 		t.Fatalf("rollback: %d %s", r.status, r.body)
 	}
-	for _, o := range []struct {
-		path string
-		want any
-	}{
-		{"/api/v1/load_balancers/" + f.lb, v1.Result.LoadBalancer},
-		{"/api/v1/pools/" + f.pool, v1.Result.Pools[0]},
-		{"/api/v1/monitors/" + f.monitor, v1.Result.Monitors[0]},
-	} {
-		var got struct{ Result map[string]any }
-		e.do("GET", o.path, nil).json(t, &got)
-		if g, w := stripMeta(t, got.Result), stripMeta(t, o.want); g != w {
-			t.Errorf("%s after the rollback:\n got %s\nwant %s", o.path, g, w)
+	for _, o := range []pools.Object{v1.Result.LoadBalancer, &v1.Result.Pools[0], &v1.Result.Monitors[0]} {
+		path := "/api/v1/" + string(o.Kind()) + "/" + o.ObjectMeta().ID
+		got := pools.New(o.Kind())
+		e.do("GET", path, nil).json(t, &struct{ Result pools.Object }{got})
+		if same, err := pools.SameContent(got, o); err != nil || !same {
+			t.Errorf("%s after the rollback: %+v, want %+v (%v)", path, got, o, err)
 		}
 	}
 	newest := e.versions(f.lb, "?per_page=1").Result[0]

@@ -61,6 +61,16 @@ func (v *Version) Objects() (VersionObjects, error) {
 	return out, nil
 }
 
+// Rollback is what a rollback restored and wrote: the After of its
+// audit entry (kind rollbacks).
+type Rollback struct {
+	LoadBalancer string `json:"load_balancer"`
+	// Version and Revision name the version restored.
+	Version  int             `json:"version"`
+	Revision int64           `json:"revision"`
+	Changes  []VersionChange `json:"changes"`
+}
+
 // RestoreWrite is one object a rollback writes: created when IfRevision
 // is 0 (it must not exist), else replaced at exactly that revision.
 type RestoreWrite struct {
@@ -111,7 +121,7 @@ func (h *History) PlanRollback(lbID string, n int) (*Restore, error) {
 			if err := json.Unmarshal(raw, cur); err != nil {
 				return nil, err
 			}
-			same, err := sameContent(o, cur)
+			same, err := SameContent(o, cur)
 			if err != nil || same {
 				if err != nil {
 					return nil, err
@@ -125,18 +135,20 @@ func (h *History) PlanRollback(lbID string, n int) (*Restore, error) {
 	return r, nil
 }
 
-// sameContent reports whether a and b are equal but for what only the
+// SameContent reports whether a and b are equal but for what only the
 // store sets (revision, timestamps).
-func sameContent(a, b Object) (bool, error) {
-	ja, err := contentJSON(a)
+func SameContent(a, b Object) (bool, error) {
+	ja, err := ContentJSON(a)
 	if err != nil {
 		return false, err
 	}
-	jb, err := contentJSON(b)
+	jb, err := ContentJSON(b)
 	return bytes.Equal(ja, jb), err
 }
 
-func contentJSON(o Object) ([]byte, error) {
+// ContentJSON is o's JSON without what the store sets on each write
+// (revision, timestamps): what a rollback restores exactly.
+func ContentJSON(o Object) ([]byte, error) {
 	c, err := Clone(o)
 	if err != nil {
 		return nil, err

@@ -66,15 +66,6 @@ type VersionObjects struct {
 	Monitors     []Monitor     `json:"monitors"`
 }
 
-// Rollback is the After of a rollbacks audit entry.
-type Rollback struct {
-	LoadBalancer string `json:"load_balancer"`
-	// Version and Revision name the version restored.
-	Version  int             `json:"version"`
-	Revision int64           `json:"revision"`
-	Changes  []VersionChange `json:"changes"`
-}
-
 // VersionFilter selects versions; zero fields match everything.
 type VersionFilter struct {
 	// Kind and ID: versions that changed an object of that kind (and id).

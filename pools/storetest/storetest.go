@@ -50,9 +50,15 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"MonitorGroups", testMonitorGroups},
 		{"NotifySubscriptions", testNotifySubscriptions},
 		{"NotifyOutbox", testNotifyOutbox},
+		// versions.go
+		{"VersionsNumberWritesTouchingTheLoadBalancer", testVersionNumbers},
+		{"VersionsAuditKindsFilter", testAuditKinds},
+		{"RollbackRestoresTheVersion", testRollback},
+		{"RollbackIsAtomic", testRollbackAtomic},
+		{"RollbackRefusesAStalePlan", testRollbackStale},
+		{"RollbackRecreatesDeletedObjects", testRollbackRecreates},
 	}
 	tests = append(tests, accessTests...)
-	tests = append(tests, versionTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
