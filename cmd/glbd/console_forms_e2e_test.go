@@ -39,8 +39,7 @@ func noSideways(t *testing.T, ctx context.Context, what string) {
 // load balancer shows each region's pools nearest first, and dig is
 // answered from the first pool of this machine's place.
 func TestConsoleForms(t *testing.T) {
-	t.Parallel()
-	g := startGlbd(t, "")
+	g := startParallel(t)
 	g.must("POST", "/api/v1/zones", map[string]any{"id": "example", "name": "glb.example.com", "nameservers": []string{"ns1.glb.example.com"},
 		"records": []map[string]any{{"name": "ns1.glb.example.com", "type": "A", "content": "127.0.0.1"}}})
 	g.must("POST", "/api/v1/monitors", map[string]any{"id": "m", "description": "http check", "interval": 60})

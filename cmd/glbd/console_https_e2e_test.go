@@ -17,8 +17,7 @@ import (
 // alpn and port typed and the A and AAAA answer as hints; unchecking
 // "Answer HTTPS queries" removes the record, and dig HTTPS is NODATA.
 func TestConsoleHTTPSRecord(t *testing.T) {
-	t.Parallel()
-	g := startGlbd(t, "")
+	g := startParallel(t)
 	g.must("POST", "/api/v1/zones", map[string]any{"id": "example", "name": "glb.example.com", "nameservers": []string{"ns1.glb.example.com"},
 		"records": []map[string]any{{"name": "ns1.glb.example.com", "type": "A", "content": "127.0.0.1"}}})
 	g.must("POST", "/api/v1/pools", map[string]any{"id": "web", "name": "web",

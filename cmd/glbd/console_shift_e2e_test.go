@@ -13,8 +13,7 @@ import (
 // at its expiry with nothing written, ends one early, and shows the
 // safety rule that refuses one.
 func TestConsoleShifts(t *testing.T) {
-	t.Parallel()
-	g := startGlbd(t, "")
+	g := startParallel(t)
 	shiftWorld(t, g)
 	g.must("POST", "/api/v1/load_balancers", map[string]any{"id": "solo", "zone": "example", "name": "solo.glb.example.com",
 		"default_pools": []string{"fb"}, "fallback_pool": "fb"})

@@ -79,9 +79,7 @@ func TestEndToEndPostgres(t *testing.T) {
 // reaches another node's DNS within a second (NOTIFY).
 func TestEndToEndTwoNodesShareChanges(t *testing.T) {
 	t.Parallel()
-	url := freshDatabase(t)
-	a := startGlbd(t, "", "--database-url", url, "--node", "a")
-	b := startGlbd(t, "", "--database-url", url, "--node", "b", "--migrate=false")
+	a, b := startTwoNodes(t)
 	configure(t, a)
 	answersWithin(t, b, "change made on node a, seen on node b", "192.0.2.1", "192.0.2.2", "192.0.2.3")
 }
@@ -180,8 +178,7 @@ func TestStaticStability(t *testing.T) {
 // TestExplainThroughGlbd: the explain endpoint runs the served snapshot's
 // decision for a client located by an operator network.
 func TestExplainThroughGlbd(t *testing.T) {
-	t.Parallel()
-	g := startGlbd(t, "")
+	g := startParallel(t)
 	web, _, lb := configure(t, g)
 	g.must("POST", "/api/v1/networks", map[string]any{"cidr": "198.51.100.0/24", "zone": "zone-1", "region": "WEU", "country": "FR"})
 	answersWithin(t, g, "configured", "192.0.2.1", "192.0.2.2", "192.0.2.3")

@@ -29,9 +29,7 @@ func digRaw(t *testing.T, server string, args ...string) string {
 // and each node tells its own name by NSID.
 func TestEdgeTwoNodesShareCookies(t *testing.T) {
 	t.Parallel()
-	url := freshDatabase(t)
-	a := startGlbd(t, "", "--database-url", url, "--node", "a")
-	b := startGlbd(t, "", "--database-url", url, "--node", "b", "--migrate=false")
+	a, b := startTwoNodes(t)
 	configure(t, a)
 	answersWithin(t, b, "configuration on node b", "192.0.2.1", "192.0.2.2", "192.0.2.3")
 
@@ -85,8 +83,7 @@ func metricValue(t *testing.T, g *glbd, sample string) float64 {
 // address answers over UDP and TCP; the RRL flags and --udp-sockets reach
 // the server.
 func TestEdgeSeveralListenersAndRRLFlags(t *testing.T) {
-	t.Parallel()
-	g := startGlbd(t, "", "--dns-listen", "127.0.0.1:0,[::1]:0", "--udp-sockets", "3", "--rrl-rate", "1", "--rrl-slip", "1", "--version-string", "glb-test")
+	g := startParallel(t, "--dns-listen", "127.0.0.1:0,[::1]:0", "--udp-sockets", "3", "--rrl-rate", "1", "--rrl-slip", "1", "--version-string", "glb-test")
 	configure(t, g)
 	addrs := strings.Split(g.dns, ",")
 	if len(addrs) != 2 {

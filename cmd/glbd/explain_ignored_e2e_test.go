@@ -13,8 +13,7 @@ import (
 // placed by nothing. With prefer_ecs geo the subnet locates the client
 // and nothing is ignored.
 func TestExplainSaysWhatItIgnored(t *testing.T) {
-	t.Parallel()
-	g := startGlbd(t, "")
+	g := startParallel(t)
 	zone := zoneFor(t, g)
 	eu := g.must("POST", "/api/v1/pools", map[string]any{"name": "eu", "origins": []map[string]any{{"name": "a", "address": "192.0.2.1"}}})["id"].(string)
 	us := g.must("POST", "/api/v1/pools", map[string]any{"name": "us", "origins": []map[string]any{{"name": "b", "address": "192.0.2.2"}}})["id"].(string)

@@ -51,6 +51,24 @@ func startGlbd(t *testing.T, dataDir string, args ...string) *glbd {
 	return startGlbdWrapped(t, dataDir, nil, args...)
 }
 
+// startParallel is how most tests start: beside the other tests, one
+// glbd with a data folder of its own.
+func startParallel(t *testing.T, args ...string) *glbd {
+	t.Helper()
+	t.Parallel()
+	return startGlbd(t, "", args...)
+}
+
+// startTwoNodes starts nodes a and b, each with args, on one fresh
+// PostgreSQL database that a migrates.
+func startTwoNodes(t *testing.T, args ...string) (a, b *glbd) {
+	t.Helper()
+	url := freshDatabase(t)
+	a = startGlbd(t, "", append([]string{"--database-url", url, "--node", "a"}, args...)...)
+	b = startGlbd(t, "", append([]string{"--database-url", url, "--node", "b", "--migrate=false"}, args...)...)
+	return a, b
+}
+
 // startGlbdWrapped starts glbd as startGlbd does, through the command
 // wrap (ip netns exec NAME) where it is not nil.
 func startGlbdWrapped(t *testing.T, dataDir string, wrap []string, args ...string) *glbd {

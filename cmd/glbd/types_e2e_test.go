@@ -11,8 +11,7 @@ import (
 // API and through a DNS UPDATE, are answered in a form dig and kdig parse
 // into those types with the content given.
 func TestServiceTypesParse(t *testing.T) {
-	t.Parallel()
-	g := startGlbd(t, "")
+	g := startParallel(t)
 	zone := g.must("POST", "/api/v1/zones", map[string]any{
 		"name": "glb.example.com", "nameservers": []string{"ns1.glb.example.com"},
 		"records": []map[string]any{

@@ -88,9 +88,7 @@ func TestUpdateNsupdateTwoNodes(t *testing.T) {
 	if _, err := exec.LookPath("nsupdate"); err != nil {
 		t.Skip("nsupdate not installed (bind9-dnsutils)")
 	}
-	url := freshDatabase(t)
-	a := startGlbd(t, "", "--database-url", url, "--node", "a")
-	b := startGlbd(t, "", "--database-url", url, "--node", "b", "--migrate=false")
+	a, b := startTwoNodes(t)
 	zoneID := configuredZone(t, a)
 	secret := acmeKey(t, a, zoneID)
 
@@ -210,8 +208,7 @@ func ede(r *dns.Msg) *dns.EDNS0_EDE {
 // — answers the RFC's rcode (and TSIG error, and an Extended DNS Error
 // where glb refuses) and leaves the zone in the store as it was.
 func TestUpdateRefusalsChangeNothing(t *testing.T) {
-	t.Parallel()
-	g := startGlbd(t, "")
+	g := startParallel(t)
 	zoneID := configuredZone(t, g)
 	secret := tsigKey(t, g, "ops",
 		map[string]any{"zone": zoneID, "name": "glb.example.com", "match": "subtree", "types": []string{"TXT", "A", "NS", "CNAME"}})

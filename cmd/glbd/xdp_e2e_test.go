@@ -79,8 +79,7 @@ func TestXDPGlbdAttachesAndDetaches(t *testing.T) {
 // the program makes glbd say why and answer on its sockets; with
 // --xdp-required it exits instead, saying why.
 func TestXDPAttachFailureFallsBackToSockets(t *testing.T) {
-	t.Parallel()
-	g := startGlbd(t, "", "--xdp-interface", "nosuch0")
+	g := startParallel(t, "--xdp-interface", "nosuch0")
 	if l := g.logs.String(); !strings.Contains(l, `msg="XDP path not attached; answering on kernel sockets only"`) || !strings.Contains(l, "interface=nosuch0") {
 		t.Errorf("no line saying why XDP is off:\n%s", g.logs.String())
 	}
