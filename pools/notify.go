@@ -289,11 +289,44 @@ type StateChange struct {
 	Event  Event
 }
 
-// Against judges c against the state recorded under its key at at (known
-// false: none yet), as both stores do: whether c's State is to be
-// recorded, and the event to record with it (nil when the key had no
-// state, so nothing changed).
-func (c StateChange) Against(was string, at time.Time, known bool) (record bool, e *Event) {
+// RecordStatesIn is a store's RecordStates, run inside its transaction
+// over its own reads and writes: recorded reads the state recorded under
+// a key (known false: none yet), record records one, add records an event
+// once (false: it was already). The events recorded are returned in the
+// order of the changes.
+func RecordStatesIn(changes []StateChange, recorded func(key string) (state string, at time.Time, known bool, err error),
+	record func(key, state string, at time.Time) error, add func(*Event) (bool, error)) ([]Event, error) {
+	var out []Event
+	for _, c := range changes {
+		was, at, known, err := recorded(c.Key)
+		if err != nil {
+			return nil, err
+		}
+		changed, e := c.against(was, at, known)
+		if !changed {
+			continue
+		}
+		if err := record(c.Key, c.State, c.Event.Time); err != nil {
+			return nil, err
+		}
+		if e == nil {
+			continue
+		}
+		added, err := add(e)
+		if err != nil {
+			return nil, err
+		}
+		if added {
+			out = append(out, *e)
+		}
+	}
+	return out, nil
+}
+
+// against judges c against the state recorded under its key at at (known
+// false: none yet): whether c's State is to be recorded, and the event to
+// record with it (nil when the key had no state, so nothing changed).
+func (c StateChange) against(was string, at time.Time, known bool) (record bool, e *Event) {
 	if !known {
 		was = c.Assume
 	}

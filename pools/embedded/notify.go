@@ -241,39 +241,26 @@ func writeEvent(tx *bbolt.Tx, e *pools.AuditEntry) error {
 func (s *Store) RecordStates(ctx context.Context, changes []pools.StateChange) ([]pools.Event, error) {
 	var out []pools.Event
 	err := s.update(ctx, func(tx *bbolt.Tx) error {
-		out = out[:0]
 		states := tx.Bucket(notifyStateBucket)
-		for _, c := range changes {
+		recorded := func(key string) (string, time.Time, bool, error) {
+			v := states.Get([]byte(key))
+			if v == nil {
+				return "", time.Time{}, false, nil
+			}
 			var rec storedState
-			v := states.Get([]byte(c.Key))
-			if v != nil {
-				if err := json.Unmarshal(v, &rec); err != nil {
-					return err
-				}
-			}
-			record, e := c.Against(rec.State, rec.At, v != nil)
-			if !record {
-				continue
-			}
-			v, err := json.Marshal(storedState{State: c.State, At: c.Event.Time})
-			if err != nil {
-				return err
-			}
-			if err := states.Put([]byte(c.Key), v); err != nil {
-				return err
-			}
-			if e == nil {
-				continue
-			}
-			added, err := addEvent(tx, e, "")
-			if err != nil {
-				return err
-			}
-			if added {
-				out = append(out, *e)
-			}
+			err := json.Unmarshal(v, &rec)
+			return rec.State, rec.At, true, err
 		}
-		return nil
+		record := func(key, state string, at time.Time) error {
+			v, err := json.Marshal(storedState{State: state, At: at})
+			if err != nil {
+				return err
+			}
+			return states.Put([]byte(key), v)
+		}
+		var err error
+		out, err = pools.RecordStatesIn(changes, recorded, record, func(e *pools.Event) (bool, error) { return addEvent(tx, e, "") })
+		return err
 	})
 	return out, err
 }

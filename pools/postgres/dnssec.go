@@ -90,11 +90,7 @@ func zoneKeys(ctx context.Context, tx pgx.Tx, zoneID string) ([]pools.ZoneKey, e
 // allZoneKeys reads every zone's keys for Config, in zone id order.
 func allZoneKeys(ctx context.Context, tx pgx.Tx) ([]pools.ZoneKey, error) {
 	var all []pools.ZoneKey
-	rows, err := tx.Query(ctx, "select keys from dnssec_keys order by zone_id")
-	if err != nil {
-		return nil, err
-	}
-	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	docs, err := collect(ctx, tx, pgx.RowTo[[]byte], "select keys from dnssec_keys order by zone_id")
 	if err != nil {
 		return nil, err
 	}

@@ -76,11 +76,8 @@ func (s *Store) Subscriptions(ctx context.Context) ([]pools.Subscription, error)
 }
 
 func subscriptions(ctx context.Context, tx pgx.Tx) ([]pools.Subscription, error) {
-	rows, err := tx.Query(ctx, "select doc, secret from notify_subscriptions order by created_on, id")
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (pools.Subscription, error) { return scanSubscription(r) })
+	return collect(ctx, tx, func(r pgx.CollectableRow) (pools.Subscription, error) { return scanSubscription(r) },
+		"select doc, secret from notify_subscriptions order by created_on, id")
 }
 
 // Subscription returns one subscription with its secret.
@@ -196,7 +193,6 @@ func (s *Store) RecordStates(ctx context.Context, changes []pools.StateChange) (
 	}
 	var out []pools.Event
 	err := s.write(ctx, func(t *txn) error {
-		out = out[:0]
 		if _, err := t.tx.Exec(ctx, "select pg_advisory_xact_lock($1)", outboxLock); err != nil {
 			return err
 		}
@@ -219,29 +215,18 @@ func (s *Store) RecordStates(ctx context.Context, changes []pools.StateChange) (
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		for _, c := range changes {
-			was, known := states[c.Key]
-			record, e := c.Against(was, since[c.Key], known)
-			if !record {
-				continue
-			}
-			if _, err := t.tx.Exec(ctx, `insert into notify_state (key, state, at) values ($1, $2, $3)
-				on conflict (key) do update set state = excluded.state, at = excluded.at`, c.Key, c.State, c.Event.Time); err != nil {
-				return err
-			}
-			states[c.Key], since[c.Key] = c.State, c.Event.Time
-			if e == nil {
-				continue
-			}
-			added, err := t.addEvent(e, "")
-			if err != nil {
-				return err
-			}
-			if added {
-				out = append(out, *e)
-			}
+		recorded := func(key string) (string, time.Time, bool, error) {
+			state, known := states[key]
+			return state, since[key], known, nil
 		}
-		return nil
+		record := func(key, state string, at time.Time) error {
+			_, err := t.tx.Exec(ctx, `insert into notify_state (key, state, at) values ($1, $2, $3)
+				on conflict (key) do update set state = excluded.state, at = excluded.at`, key, state, at)
+			states[key], since[key] = state, at
+			return err
+		}
+		out, err = pools.RecordStatesIn(changes, recorded, record, func(e *pools.Event) (bool, error) { return t.addEvent(e, "") })
+		return err
 	})
 	return out, err
 }

@@ -167,11 +167,7 @@ func (s *Store) List(ctx context.Context, k pools.Kind, p pools.Page) (pools.Lis
 		if err := tx.QueryRow(ctx, "select count(*) from "+t).Scan(&res.TotalCount); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, "select doc from "+t+" order by created_on, id limit $1 offset $2", limit, offset)
-		if err != nil {
-			return err
-		}
-		docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+		docs, err := collect(ctx, tx, pgx.RowTo[[]byte], "select doc from "+t+" order by created_on, id limit $1 offset $2", limit, offset)
 		if err != nil {
 			return err
 		}
@@ -222,12 +218,28 @@ func (s *Store) Delete(ctx context.Context, k pools.Kind, id string, ifRevision 
 	})
 }
 
-func readAll[T any](ctx context.Context, tx pgx.Tx, k pools.Kind) ([]T, error) {
-	rows, err := tx.Query(ctx, "select doc from "+string(k)+" order by created_on, id")
+// collect runs query and scans every row it returns with scan.
+func collect[T any](ctx context.Context, tx pgx.Tx, scan pgx.RowToFunc[T], query string, args ...any) ([]T, error) {
+	rows, err := tx.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	return pgx.CollectRows(rows, scan)
+}
+
+// selectAll is collect in a read transaction of its own.
+func selectAll[T any](s *Store, ctx context.Context, scan pgx.RowToFunc[T], query string, args ...any) ([]T, error) {
+	var out []T
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = collect(ctx, tx, scan, query, args...)
+		return err
+	})
+	return out, err
+}
+
+func readAll[T any](ctx context.Context, tx pgx.Tx, k pools.Kind) ([]T, error) {
+	docs, err := collect(ctx, tx, pgx.RowTo[[]byte], "select doc from "+string(k)+" order by created_on, id")
 	if err != nil {
 		return nil, err
 	}

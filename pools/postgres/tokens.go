@@ -53,16 +53,8 @@ func (s *Store) CreateToken(ctx context.Context, tok pools.Token) (pools.Token, 
 
 // Tokens lists every token by name.
 func (s *Store) Tokens(ctx context.Context) ([]pools.Token, error) {
-	out := []pools.Token{}
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, "select "+tokenColumns+" from api_tokens order by name")
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (pools.Token, error) { return scanToken(r) })
-		return err
-	})
-	return out, err
+	return selectAll(s, ctx, func(r pgx.CollectableRow) (pools.Token, error) { return scanToken(r) },
+		"select "+tokenColumns+" from api_tokens order by name")
 }
 
 func (s *Store) tokenWhere(ctx context.Context, cond string, arg any, what string) (pools.Token, error) {

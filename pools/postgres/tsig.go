@@ -55,20 +55,12 @@ func (s *Store) CreateTSIGKey(ctx context.Context, k pools.TSIGKey) (pools.TSIGK
 
 // TSIGKeys lists every key by name, without secrets.
 func (s *Store) TSIGKeys(ctx context.Context) ([]pools.TSIGKey, error) {
-	out := []pools.TSIGKey{}
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, "select "+tsigColumns+" from tsig_keys order by name")
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (pools.TSIGKey, error) {
-			k, err := scanTSIGKey(r)
-			k.Secret = ""
-			return k, err
-		})
-		return err
-	})
-	return out, err
+	withoutSecret := func(r pgx.CollectableRow) (pools.TSIGKey, error) {
+		k, err := scanTSIGKey(r)
+		k.Secret = ""
+		return k, err
+	}
+	return selectAll(s, ctx, withoutSecret, "select "+tsigColumns+" from tsig_keys order by name")
 }
 
 // TSIGKey returns the key named name, with its secret.
