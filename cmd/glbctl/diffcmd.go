@@ -8,6 +8,9 @@ import (
 )
 
 func runDiff(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+	if isVersionDiff(args) {
+		return runVersionDiff(ctx, args, env, stdout, stderr) // versions.go
+	}
 	a, cl, err := parseFileArgs("diff", args, env, stderr,
 		"also show the objects apply --prune would delete",
 		"write the revisions this diff saw here, for apply --plan", nil)

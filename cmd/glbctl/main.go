@@ -35,12 +35,15 @@ const usage = `glbctl manages a glb node's configuration through its REST API.
 Usage:
   glbctl apply -f FILE [--prune] [--dry-run] [--plan PLAN]
   glbctl diff -f FILE [--prune] [--plan PLAN]     exit 0: no differences, 1: differences, 2: trouble
+  glbctl diff LB --version N                      what a rollback of LB to version N would change (exit as above)
   glbctl test -t TESTS [-f FILE]                  policy tests: offline against FILE, else the --server's configuration; exit 1: a test failed
   glbctl export [-o yaml|json]
   glbctl get KIND [ID] [-o table|json|yaml]       KIND: zones, monitors, networks, pools, load_balancers
   glbctl explain LB --client IP [--ecs CIDR] [--type A|AAAA] [-o table|json]
   glbctl health POOL [-o table|json]
   glbctl audit [--kind K] [--id ID] [--actor NAME] [--since T] [--until T] [-o table|json|yaml]
+  glbctl versions LB [--kind K] [--id ID] [--actor NAME] [--since T] [--until T] [-o table|json|yaml]
+  glbctl rollback LB --version N                  write LB, its pools and monitors back as at version N
   glbctl tsig-keys [list|create NAME --grant ZONE:NAME:MATCH:TYPES|delete NAME]   (admin)
   glbctl version                                  print glbctl's version, as "glbd version" does
   glbctl shift start (--pool ID | --origin POOL/ORIGIN | --zone LABEL) --reason TEXT --duration 2h [--lb ID]... [--override]
@@ -75,6 +78,9 @@ var commands = map[string]command{
 	"audit":   runAudit,
 	"shift":   runShift,
 	"safety":  runSafety,
+	// A load balancer's versions and the rollback to one (versions.go).
+	"versions": runVersions,
+	"rollback": runRollback,
 	// TSIG keys for DNS UPDATE (tsig.go).
 	"tsig-keys": runTSIGKeys,
 	// Notification subscriptions, in a file of their own (notifications.go).

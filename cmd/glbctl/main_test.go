@@ -33,6 +33,11 @@ func TestUsage(t *testing.T) {
 		{[]string{"explain", "www"}, exitUsage},
 		{[]string{"apply", "-f", "x.yaml", "--server", "127.0.0.1:8080"}, exitUsage},
 		{[]string{"get", "-h"}, exitOK},
+		{[]string{"versions"}, exitUsage},
+		{[]string{"rollback", "www"}, exitUsage},
+		{[]string{"rollback", "www", "--version", "x"}, exitUsage},
+		{[]string{"diff", "www", "--version", "0"}, exitTrouble},
+		{[]string{"diff", "--version=2"}, exitTrouble},
 		{[]string{"help"}, exitOK},
 	} {
 		var out, errOut bytes.Buffer
