@@ -16,28 +16,48 @@ import (
 // runAudit shows the audit log, newest first: who changed what, and when
 // origins went down and why.
 func runAudit(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
-	c, fs := newCommand("audit", env, stderr, "table", "json", "yaml")
+	return filteredList[pools.AuditEntry]{
+		name: "audit", what: "entries", usage: "usage: glbctl audit [--kind KIND] [--id ID] [--actor NAME] [--since TIME] [--until TIME]",
+		kind:   "only this kind: zones, monitors, pools, load_balancers, networks, tokens, tsig_keys, health, rollbacks",
+		id:     "only this object id (pool/origin for health)",
+		actor:  "only this actor (a token's name, bootstrap, anonymous, cluster)",
+		path:   func([]string) string { return apiPrefix + "/audit" },
+		render: printAudit,
+	}.run(ctx, args, env, stdout, stderr)
+}
+
+// filteredList is a command that lists what the API filters and pages as
+// it does the audit log: --kind, --id, --actor (with these usages),
+// --since, --until, --page and --per-page. args is how many positional
+// arguments it takes, path the list's path from them; what names the
+// items listed.
+type filteredList[T any] struct {
+	name, what, usage string
+	args              int
+	kind, id, actor   string
+	path              func(pos []string) string
+	render            func(io.Writer, []T)
+}
+
+func (l filteredList[T]) run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+	c, fs := newCommand(l.name, env, stderr, "table", "json", "yaml")
 	q := url.Values{}
 	for _, f := range []struct{ name, usage string }{
-		{"kind", "only this kind: zones, monitors, pools, load_balancers, networks, tokens, tsig_keys, health"},
-		{"id", "only this object id (pool/origin for health)"},
-		{"actor", "only this actor (a token's name, bootstrap, anonymous, cluster)"},
-		{"since", "entries at or after this RFC 3339 time"},
-		{"until", "entries before this RFC 3339 time"},
+		{"kind", l.kind}, {"id", l.id}, {"actor", l.actor},
+		{"since", l.what + " at or after this RFC 3339 time"},
+		{"until", l.what + " before this RFC 3339 time"},
 	} {
 		fs.Func(f.name, f.usage, func(v string) error { q.Set(f.name, v); return nil })
 	}
 	page := fs.Int("page", 1, "page of results")
-	perPage := fs.Int("per-page", 20, fmt.Sprintf("entries per page (at most %d)", pools.MaxPerPage))
-	_, cl, err := commandArgs(fs, args, c, 0, 0, "usage: glbctl audit [--kind KIND] [--id ID] [--actor NAME] [--since TIME] [--until TIME]")
+	perPage := fs.Int("per-page", pools.DefaultPerPage, fmt.Sprintf("%s per page (at most %d)", l.what, pools.MaxPerPage))
+	pos, cl, err := commandArgs(fs, args, c, l.args, l.args, l.usage)
 	if err != nil {
 		return usageError(stderr, err)
 	}
 	q.Set("page", strconv.Itoa(*page))
 	q.Set("per_page", strconv.Itoa(*perPage))
-	return showAs(ctx, cl, apiPrefix+"/audit?"+q.Encode(), c.output, stdout, stderr, "audit log", func(w io.Writer, es []pools.AuditEntry) {
-		printAudit(w, es)
-	})
+	return showAs(ctx, cl, l.path(pos)+"?"+q.Encode(), c.output, stdout, stderr, l.name, l.render)
 }
 
 func printAudit(w io.Writer, es []pools.AuditEntry) {

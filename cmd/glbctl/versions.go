@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,26 +23,15 @@ func versionsPath(lb string) string {
 
 // runVersions lists a load balancer's versions, newest first.
 func runVersions(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
-	c, fs := newCommand("versions", env, stderr, "table", "json", "yaml")
-	q := url.Values{}
-	for _, f := range []struct{ name, usage string }{
-		{"kind", "only versions that changed this kind: load_balancers, pools, monitors"},
-		{"id", "only versions that changed this object"},
-		{"actor", "only versions written by this actor"},
-		{"since", "versions at or after this RFC 3339 time"},
-		{"until", "versions before this RFC 3339 time"},
-	} {
-		fs.Func(f.name, f.usage, func(v string) error { q.Set(f.name, v); return nil })
-	}
-	page := fs.Int("page", 1, "page of results")
-	perPage := fs.Int("per-page", pools.DefaultPerPage, fmt.Sprintf("versions per page (at most %d)", pools.MaxPerPage))
-	pos, cl, err := commandArgs(fs, args, c, 1, 1, "usage: glbctl versions LB [--kind KIND] [--id ID] [--actor NAME] [--since TIME] [--until TIME]")
-	if err != nil {
-		return usageError(stderr, err)
-	}
-	q.Set("page", strconv.Itoa(*page))
-	q.Set("per_page", strconv.Itoa(*perPage))
-	return showAs(ctx, cl, versionsPath(pos[0])+"?"+q.Encode(), c.output, stdout, stderr, "versions", printVersions)
+	return filteredList[pools.Version]{
+		name: "versions", what: "versions", args: 1,
+		usage:  "usage: glbctl versions LB [--kind KIND] [--id ID] [--actor NAME] [--since TIME] [--until TIME]",
+		kind:   "only versions that changed this kind: load_balancers, pools, monitors",
+		id:     "only versions that changed this object",
+		actor:  "only versions written by this actor",
+		path:   func(pos []string) string { return versionsPath(pos[0]) },
+		render: printVersions,
+	}.run(ctx, args, env, stdout, stderr)
 }
 
 func printVersions(w io.Writer, vs []pools.Version) {

@@ -21,6 +21,14 @@ func (n *node) versionsOf(lb string) []pools.Version {
 	return vs
 }
 
+// appliedNode is a node with fullFile applied.
+func appliedNode(t *testing.T) (n *node, file, content string) {
+	n = startNode(t)
+	file, content = fullFile(t)
+	n.mustCtl(exitOK, "apply", "-f", file)
+	return n, file, content
+}
+
 // editWWW changes, in three writes, what www uses: the weights of web,
 // the origin of extra (through the file), then www's country pools and
 // TTL (through the API, as another operator would).
@@ -39,9 +47,7 @@ func editWWW(t *testing.T, n *node, content string) {
 // same export, byte for byte, and the same DNS answers.
 func TestRollbackRestoresTheExport(t *testing.T) {
 	t.Parallel()
-	n := startNode(t)
-	file, content := fullFile(t)
-	n.mustCtl(exitOK, "apply", "-f", file)
+	n, file, content := appliedNode(t)
 	before := n.mustCtl(exitOK, "export")
 	vs := n.versionsOf("www")
 	if len(vs) != 1 || vs[0].Version != 1 {
