@@ -8,6 +8,7 @@ import { auditPage } from './audit.js';
 import { editPage, configPage } from './edit.js';
 import { tsigPage } from './tsig.js';
 import { notificationsPage } from './notifications.js';
+import { trafficPage } from './traffic.js';
 
 const main = document.getElementById('main');
 const login = document.getElementById('login');
@@ -35,6 +36,7 @@ const pages = {
   pool: (arg) => poolPage(arg),
   explain: (arg) => explainPage(arg),
   preview: () => previewPage(),
+  traffic: (arg) => trafficPage(arg),
   audit: (arg) => auditPage(arg),
   config: () => configPage(),
   edit: (arg) => editPage(arg),

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/miekg/dns"
+)
+
+// TestConsoleTraffic: clients of two regions (operator networks, sent as
+// ECS) ask for a geo load balancer; its WEU pool's only origin goes down
+// mid-run. The analytics API counts every answer under the pool, origin
+// and region that gave it, and the failover shows at its bucket: WEU's
+// answers from eu all end before the failover was seen, those from us all
+// begin after the origin stopped. The console's traffic page draws both
+// pools' areas with the failover marked, and its map colours WEU's
+// countries with the pool that answers WEU now (us, as ENAM's).
+func TestConsoleTraffic(t *testing.T) {
+	t.Parallel()
+	// The two origins answer health checks on one port at two addresses.
+	var port int
+	servers := map[string]*http.Server{}
+	for _, ip := range []string{"127.0.6.1", "127.0.6.2"} {
+		ln, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
+		if err != nil {
+			t.Fatalf("origin %s: %v", ip, err)
+		}
+		port = ln.Addr().(*net.TCPAddr).Port
+		srv := &http.Server{Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), ReadHeaderTimeout: 5 * time.Second}
+		go srv.Serve(ln)
+		t.Cleanup(func() { srv.Close() })
+		servers[ip] = srv
+	}
+	g := startGlbd(t, "")
+	zone := zoneFor(t, g)
+	mon := fastMonitor(t, g, port)
+	for id, ip := range map[string]string{"eu": "127.0.6.1", "us": "127.0.6.2"} {
+		g.must("POST", "/api/v1/pools", map[string]any{"id": id, "name": id, "monitor": mon,
+			"origins": []map[string]any{{"name": id + "-a", "address": ip}}})
+	}
+	g.must("POST", "/api/v1/networks", map[string]any{"cidr": "10.10.0.0/16", "region": "WEU", "country": "DE"})
+	g.must("POST", "/api/v1/networks", map[string]any{"cidr": "10.20.0.0/16", "region": "ENAM", "country": "US"})
+	g.must("POST", "/api/v1/load_balancers", map[string]any{"id": "www", "zone": zone, "name": "www.glb.example.com",
+		"steering_policy": "geo", "region_pools": map[string]any{"WEU": []string{"eu"}, "ENAM": []string{"us"}},
+		"default_pools": []string{"eu", "us"}, "fallback_pool": "us", "location_strategy": map[string]any{"prefer_ecs": "always"}})
+
+	// sent counts the answers by pool and region, as the API should.
+	sent := map[string]int{}
+	c := &dns.Client{Timeout: 2 * time.Second}
+	ask := func(region string, i int) string {
+		m := new(dns.Msg)
+		m.SetQuestion("www.glb.example.com.", dns.TypeA)
+		o := &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}}
+		o.SetUDPSize(1232)
+		second := map[string]byte{"WEU": 10, "ENAM": 20}[region]
+		o.Option = append(o.Option, &dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 1, SourceNetmask: 24, Address: net.IPv4(10, second, byte(i), 0).To4()})
+		m.Extra = append(m.Extra, o)
+		r, _, err := c.Exchange(m, g.dns)
+		if err != nil || len(r.Answer) != 1 {
+			// Before the load balancer is served: counted, but under no pool.
+			return fmt.Sprint(err, r)
+		}
+		pool := map[string]string{"127.0.6.1": "eu", "127.0.6.2": "us"}[r.Answer[0].(*dns.A).A.String()]
+		sent[pool+"/"+region]++
+		return pool
+	}
+	mustAsk := func(region string, i int) {
+		if p := ask(region, i); p != "eu" && p != "us" {
+			t.Fatalf("query from %s: %s", region, p)
+		}
+	}
+	start := time.Now().Truncate(10 * time.Second)
+	eventually(t, 10*time.Second, "WEU answered by eu, healthy", func() (bool, string) {
+		p := ask("WEU", 0)
+		return p == "eu", p
+	})
+	for i := range 100 {
+		mustAsk("WEU", i)
+		if i%2 == 0 {
+			mustAsk("ENAM", i)
+		}
+	}
+	stopped := time.Now()
+	servers["127.0.6.1"].Close()
+	eventually(t, 10*time.Second, "WEU fails over to us", func() (bool, string) {
+		p := ask("WEU", 200)
+		return p == "us", p
+	})
+	seen := time.Now()
+	for i := range 100 {
+		mustAsk("WEU", i)
+	}
+	end := time.Now()
+
+	// The counts, merged, once every node has written the last bucket.
+	type series struct {
+		Group  map[string]string `json:"group"`
+		Points []struct {
+			Time    time.Time `json:"time"`
+			Answers int       `json:"answers"`
+		} `json:"points"`
+	}
+	var res struct {
+		Result struct {
+			CompleteUntil time.Time `json:"complete_until"`
+			Totals        []struct {
+				Pool, Region string
+				Answers      int
+			} `json:"totals"`
+			Series []series `json:"series"`
+		} `json:"result"`
+	}
+	q := url.Values{"load_balancer": {"www"}, "since": {start.UTC().Format(time.RFC3339)}, "until": {end.Add(20 * time.Second).UTC().Format(time.RFC3339)},
+		"step": {"10s"}, "group_by": {"pool,region"}}
+	eventually(t, 40*time.Second, "counts written up to the last query", func() (bool, string) {
+		g.call("GET", "/api/v1/analytics?"+q.Encode(), nil, &res)
+		return res.Result.CompleteUntil.After(end), res.Result.CompleteUntil.String()
+	})
+	got := map[string]int{}
+	for _, tot := range res.Result.Totals {
+		if tot.Region == "WEU" || tot.Region == "ENAM" {
+			got[tot.Pool+"/"+tot.Region] = tot.Answers
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(sent) {
+		t.Errorf("analytics counted %v, the client was answered %v", got, sent)
+	}
+	for _, s := range res.Result.Series {
+		for _, p := range s.Points {
+			if p.Answers == 0 || s.Group["region"] != "WEU" {
+				continue
+			}
+			if s.Group["pool"] == "eu" && p.Time.After(seen) {
+				t.Errorf("eu answered WEU in the bucket of %v, after the failover was seen at %v", p.Time, seen)
+			}
+			if s.Group["pool"] == "us" && p.Time.Add(10*time.Second).Before(stopped) {
+				t.Errorf("us answered WEU in the bucket of %v, before eu's origin stopped at %v", p.Time, stopped)
+			}
+		}
+	}
+
+	ctx := browserTab(t)
+	var weuPool, frPool, frFill, enamFill, usColour, weuAnswers string
+	drive(t, ctx, "traffic page", chromedp.Navigate(g.api+"/ui/#traffic/www"),
+		chromedp.WaitVisible(`#t-map`),
+		waitFor(`document.querySelector('#t-pools path[data-key="eu"]') !== null && document.querySelector('#t-pools path[data-key="us"]') !== null`, 10*time.Second),
+		waitFor(`document.querySelector('#t-pools .mark[data-kind="down"]') !== null`, 10*time.Second),
+		chromedp.Text(`#t-regions tr[data-region="WEU"] .region-pool`, &weuPool),
+		chromedp.AttributeValue(`#t-map path[data-country="FR"]`, "fill", &frFill, nil),
+		chromedp.AttributeValue(`#t-map path[data-country="FR"]`, "data-pool", &frPool, nil),
+		chromedp.AttributeValue(`#t-map .region-dot[data-region="ENAM"] circle`, "fill", &enamFill, nil),
+		chromedp.AttributeValue(`#t-map-legend li[data-key="us"]`, "data-colour", &usColour, nil),
+		chromedp.AttributeValue(`#t-map .region-dot[data-region="WEU"]`, "data-answers", &weuAnswers, nil))
+	shot(t, ctx, "traffic")
+	if weuPool != "us" {
+		t.Errorf("WEU shown answered from %q, want us", weuPool)
+	}
+	if frPool != "us" || frFill != usColour || enamFill != usColour {
+		t.Errorf("France drawn for pool %q in %q, ENAM's circle in %q; us is %q in the legend: want us, in its colour", frPool, frFill, enamFill, usColour)
+	}
+	if want := strconv.Itoa(sent["eu/WEU"] + sent["us/WEU"]); weuAnswers != want {
+		t.Errorf("WEU's circle stands for %s answers, want %s", weuAnswers, want)
+	}
+}
