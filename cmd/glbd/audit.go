@@ -11,34 +11,6 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// pruneEvery is how often old audit entries are deleted.
-const pruneEvery = time.Hour
-
-// pruneAudit deletes audit entries older than retention now and every
-// pruneEvery until ctx ends. Every node prunes; deleting what another
-// node already deleted costs nothing.
-func pruneAudit(ctx context.Context, store pools.AuditLog, retention time.Duration, log *slog.Logger) {
-	log = log.With("component", "audit")
-	t := time.NewTicker(pruneEvery)
-	defer t.Stop()
-	for {
-		pctx, cancel := context.WithTimeout(ctx, time.Minute)
-		n, err := store.PruneAudit(pctx, time.Now().Add(-retention))
-		cancel()
-		switch {
-		case err != nil && ctx.Err() == nil:
-			log.Warn("pruning the audit log", "err", err)
-		case n > 0:
-			log.Info("audit log pruned", "entries", n, "retention", retention)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
 // healthAudit records the health transitions this node agreed on. The
 // node's loop hands it each new agreed view (observe, no I/O); run writes
 // the transitions to the store, which keeps one entry per transition

@@ -189,9 +189,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		}
 		errc <- httpSrv.Serve(ln)
 	}()
-	go pruneAudit(ctx, store, cfg.AuditRetention, log)
-	go pruneNotifications(ctx, store, cfg.AuditRetention, log)
-	go pruneShifts(ctx, store, log)
+	pruneStore(ctx, store, cfg.AuditRetention, log)
 	var flushed chan struct{} // closed once the last answer counts are written
 	if dns.counts != nil {
 		f, err := newAnswerFlusher(dns.counts, store, cfg.Node, cfg.AnalyticsRetention, log, reg)
