@@ -143,9 +143,22 @@ func sendUpdate(t *testing.T, server string, m *dns.Msg, key, secret string, at 
 	if err != nil {
 		t.Fatal(err)
 	}
+	buf := exchangeRaw(t, server, raw, tcp)
+	r := new(dns.Msg)
+	if err := r.Unpack(buf); err != nil {
+		t.Fatalf("reply: %v", err)
+	}
+	return r, buf, mac
+}
+
+// exchangeRaw sends the message raw to server as it is, over UDP or TCP
+// (framed), and returns the reply's bytes.
+func exchangeRaw(t *testing.T, server string, raw []byte, tcp bool) []byte {
+	t.Helper()
 	network := "udp"
 	if tcp {
 		network = "tcp"
+		raw = append(binary.BigEndian.AppendUint16(nil, uint16(len(raw))), raw...)
 	}
 	c, err := net.Dial(network, server)
 	if err != nil {
@@ -153,9 +166,6 @@ func sendUpdate(t *testing.T, server string, m *dns.Msg, key, secret string, at 
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if tcp {
-		raw = append(binary.BigEndian.AppendUint16(nil, uint16(len(raw))), raw...)
-	}
 	if _, err := c.Write(raw); err != nil {
 		t.Fatal(err)
 	}
@@ -168,11 +178,7 @@ func sendUpdate(t *testing.T, server string, m *dns.Msg, key, secret string, at 
 	if tcp {
 		buf = buf[2:]
 	}
-	r := new(dns.Msg)
-	if err := r.Unpack(buf); err != nil {
-		t.Fatalf("reply: %v", err)
-	}
-	return r, buf, mac
+	return buf
 }
 
 func updateMsg(zone string) *dns.Msg {

@@ -74,22 +74,8 @@ func (p *capturingProxy) captured() [][]byte {
 // resend sends raw to server over UDP as it is and returns the reply.
 func resend(t *testing.T, server string, raw []byte) *dns.Msg {
 	t.Helper()
-	c, err := net.Dial("udp", server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := c.Write(raw); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 65535)
-	n, err := c.Read(buf)
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := new(dns.Msg)
-	if err := r.Unpack(buf[:n]); err != nil {
+	if err := r.Unpack(exchangeRaw(t, server, raw, false)); err != nil {
 		t.Fatalf("reply to a replay: %v", err)
 	}
 	return r
