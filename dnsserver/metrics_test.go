@@ -7,7 +7,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
 	"github.com/glb-dns/glb/pools"
 )
@@ -21,16 +20,8 @@ func TestMetricsLint(t *testing.T) {
 		exchangeProc(t, s, &c)
 	}
 	s.metrics.panics.Add(0)
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	problems, err := promlint.NewWithMetricFamilies(mfs).Lint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("%s: %s", p.Metric, p.Text)
+	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
+		t.Fatalf("promlint: %v %v", err, problems)
 	}
 	if got := testutil.ToFloat64(s.metrics.queries[typeIndex(typeA)][rcodeIndex(rcodeNXDomain)]); got != 2 {
 		t.Errorf("A NXDOMAIN queries %v, want 2", got)

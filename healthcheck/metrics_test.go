@@ -6,7 +6,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 )
 
 func TestMetrics(t *testing.T) {
@@ -42,16 +41,12 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("check_duration_seconds has %d series, want 2 (http success, http failure)", n)
 	}
 
+	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
+		t.Fatalf("promlint: %v %v", err, problems)
+	}
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
-	}
-	problems, err := promlint.NewWithMetricFamilies(mfs).Lint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
 	}
 	names := map[string]bool{}
 	for _, mf := range mfs {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/glb-dns/glb/healthcheck"
 	"github.com/glb-dns/glb/pools/embedded"
@@ -28,13 +28,12 @@ func TestNodeMetricsLint(t *testing.T) {
 	if !n.ready() {
 		t.Fatal("an empty store should still give a snapshot")
 	}
+	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
+		t.Fatalf("promlint: %v %v", err, problems)
+	}
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
-	}
-	problems, err := promlint.NewWithMetricFamilies(mfs).Lint()
-	if err != nil || len(problems) > 0 {
-		t.Fatalf("promlint: %v %v", err, problems)
 	}
 	found := false
 	for _, mf := range mfs {
