@@ -24,7 +24,7 @@ func (s *server) accessRoutes(r chi.Router) {
 
 // auditKinds are the kinds the audit log records: the configuration's,
 // agreed health transitions, tokens and TSIG keys.
-var auditKinds = append(slices.Clone(pools.Kinds), pools.KindHealth, pools.KindToken, pools.KindTSIGKey, pools.KindShift, pools.KindNotification, pools.KindSafetyRules, pools.KindRollback)
+var auditKinds = append(slices.Clone(pools.Kinds), pools.KindHealth, pools.KindToken, pools.KindTSIGKey, pools.KindShift, pools.KindRollout, pools.KindNotification, pools.KindSafetyRules, pools.KindRollback)
 
 // audit serves GET /audit: the history of every change, newest first,
 // filtered by kind, object id, actor and time.

@@ -17,6 +17,7 @@ const (
 	problemConflict    = "urn:glb:problem:conflict"
 	problemStale       = "urn:glb:problem:stale-revision"
 	problemTooLarge    = "urn:glb:problem:body-too-large"
+	problemState       = "urn:glb:problem:state"
 	problemBlank       = "about:blank"
 )
 
@@ -62,6 +63,7 @@ func problemFor(err error) *Problem {
 		ve  *pools.ValidationError
 		ce  *pools.ConflictError
 		sfe *pools.SafetyError
+		ste *pools.StateError
 		se  *json.SyntaxError
 		mbe *http.MaxBytesError
 	)
@@ -81,6 +83,8 @@ func problemFor(err error) *Problem {
 		}
 	case errors.As(err, &sfe):
 		return safetyProblem(sfe)
+	case errors.As(err, &ste):
+		return &Problem{Type: problemState, Title: "Not allowed in this state", Status: http.StatusConflict, Detail: ste.Message}
 	case errors.Is(err, pools.ErrNotFound):
 		return newProblem(http.StatusNotFound, err.Error())
 	case errors.Is(err, pools.ErrStale):

@@ -141,6 +141,7 @@ func New(o Options) http.Handler {
 		s.accessRoutes(r)
 		s.tsigRoutes(r)
 		s.shiftRoutes(r)
+		s.rolloutRoutes(r)
 		s.notificationRoutes(r)
 	})
 	return r

@@ -35,80 +35,13 @@ func (s *server) withStatus(o pools.Object) *pools.Shift {
 	return &sh
 }
 
-// listShifts lists shifts, newest first is not promised: in creation
-// order like every collection. ?status=active,scheduled filters by state.
+// listShifts lists shifts in creation order like every collection;
+// ?status=active,scheduled filters by state.
 func (s *server) listShifts(w http.ResponseWriter, r *http.Request) {
-	page, err := parsePage(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	var want []string
-	if v := r.URL.Query().Get("status"); v != "" {
-		for _, st := range strings.Split(v, ",") {
-			if !slices.Contains(shiftStates, st) {
-				s.writeError(w, r, badRequest("bad query parameters", pools.FieldError{Path: "status",
-					Message: fmt.Sprintf("%q: must be one or more of %s, comma-separated", st, strings.Join(shiftStates, ", "))}))
-				return
-			}
-			want = append(want, st)
-		}
-	}
-	var items []pools.Object
-	total := 0
-	if want == nil {
-		res, err := s.Store.List(r.Context(), pools.KindShift, page)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		for _, o := range res.Items {
-			items = append(items, s.withStatus(o))
-		}
-		total = res.TotalCount
-	} else {
-		// States move with the clock, so the store cannot filter them:
-		// read every shift (a few hundred at most) and page here.
-		all, err := s.allShifts(r.Context())
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		var match []pools.Object
-		for _, sh := range all {
-			if slices.Contains(want, sh.Status) {
-				match = append(match, sh)
-			}
-		}
-		total = len(match)
-		off, lim := page.Bounds()
-		if off < len(match) {
-			items = match[off:min(len(match), off+lim)]
-		}
-	}
-	if items == nil {
-		items = []pools.Object{}
-	}
-	writeJSON(w, http.StatusOK, list{Result: items, ResultInfo: resultInfo{
-		Page: page.Page, PerPage: page.PerPage, Count: len(items), TotalCount: total,
-		TotalPages: (total + page.PerPage - 1) / page.PerPage,
-	}})
-}
-
-func (s *server) allShifts(ctx context.Context) ([]*pools.Shift, error) {
-	var out []*pools.Shift
-	for p := 1; ; p++ {
-		res, err := s.Store.List(ctx, pools.KindShift, pools.Page{Page: p, PerPage: 1000})
-		if err != nil {
-			return nil, err
-		}
-		for _, o := range res.Items {
-			out = append(out, s.withStatus(o))
-		}
-		if len(res.Items) < 1000 {
-			return out, nil
-		}
-	}
+	s.listWithStatus(w, r, pools.KindShift, shiftStates, func(o pools.Object) (pools.Object, string) {
+		sh := s.withStatus(o)
+		return sh, sh.Status
+	})
 }
 
 func (s *server) getShift(w http.ResponseWriter, r *http.Request) {

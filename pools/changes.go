@@ -66,6 +66,7 @@ func (cfg *Config) Apply(cs *ChangeSet) (*Config, error) {
 	out.LoadBalancers = applyKind(cfg.LoadBalancers, byKind[KindLoadBalancer], func(l *LoadBalancer) string { return l.ID })
 	out.Networks = applyKind(cfg.Networks, byKind[KindNetwork], func(n *Network) string { return n.ID })
 	out.Shifts = applyKind(cfg.Shifts, byKind[KindShift], func(s *Shift) string { return s.ID })
+	out.Rollouts = applyKind(cfg.Rollouts, byKind[KindRollout], func(r *Rollout) string { return r.ID })
 	return &out, nil
 }
 

@@ -95,6 +95,7 @@ func IsDomainError(err error) bool {
 	var ve *ValidationError
 	var ce *ConflictError
 	var se *SafetyError
-	return err == nil || errors.As(err, &ve) || errors.As(err, &ce) || errors.As(err, &se) ||
+	var st *StateError
+	return err == nil || errors.As(err, &ve) || errors.As(err, &ce) || errors.As(err, &se) || errors.As(err, &st) ||
 		errors.Is(err, ErrNotFound) || errors.Is(err, ErrStale) || errors.Is(err, ErrUnavailable)
 }

@@ -26,13 +26,14 @@ const (
 	EventConfig       = "config"        // the configuration changed
 	EventDNSSEC       = "dnssec"        // a DNSSEC rollover step
 	EventNode         = "node"          // a node joined or went silent
+	EventRollout      = "rollout"       // a rollout started, paused, resumed, rolled back, was aborted or completed
 	// EventTest is the type of the event the test call sends; nobody
 	// subscribes to it.
 	EventTest = "test"
 )
 
 // EventTypes lists what a subscription may ask for.
-var EventTypes = []string{EventOriginHealth, EventPoolHealth, EventFailover, EventShift, EventConfig, EventDNSSEC, EventNode}
+var EventTypes = []string{EventOriginHealth, EventPoolHealth, EventFailover, EventShift, EventConfig, EventDNSSEC, EventNode, EventRollout}
 
 // Notification formats: how an event is written for the receiver.
 const (

@@ -25,8 +25,11 @@ func WriteEvent(tx Tx, e *AuditEntry) (*Event, error) {
 		return nil, fmt.Errorf("event of %s %s: %w", e.Kind.Singular(), e.ObjectID, err)
 	}
 	d := EventData{Kind: string(e.Kind), Object: e.ObjectID, Actor: e.Actor}
-	if sh, ok := o.(*Shift); ok {
-		return shiftEvent(sh, e), nil
+	switch v := o.(type) {
+	case *Shift:
+		return shiftEvent(v, e), nil
+	case *Rollout:
+		return rolloutEvent(tx, v, e)
 	}
 	name := ""
 	switch v := o.(type) {
@@ -126,4 +129,27 @@ func DNSSECEvent(zoneID string, before, after []ZoneKey, at time.Time) Event {
 	d := EventData{Kind: string(KindZone), Object: zoneID, Old: desc(before), New: desc(after)}
 	d.Summary = fmt.Sprintf("DNSSEC keys of zone %s: %s", zoneID, cmpOr(d.New, "none"))
 	return Event{ID: EventID(EventDNSSEC, zoneID, d.New, StoreTime(at).Format(time.RFC3339Nano)), Type: EventDNSSEC, Time: StoreTime(at), Data: d}
+}
+
+// rolloutEvent is the event of a rollout's write: started, or the state
+// it moved to (paused, running again, rolled_back, aborted, completed).
+func rolloutEvent(tx Tx, r *Rollout, e *AuditEntry) (*Event, error) {
+	state := r.State
+	if e.Action == ActionCreate {
+		state = "started"
+	}
+	d := EventData{Kind: string(KindRollout), Object: r.ID, Actor: e.Actor, New: state, Reason: cmpOr(r.EndReason, r.Reason),
+		Pool: r.Pool, Pools: []string{r.Pool}}
+	refs, err := tx.Referrers(KindPool, r.Pool)
+	if err != nil {
+		return nil, err
+	}
+	for _, ref := range refs {
+		d.LoadBalancers = append(d.LoadBalancers, ref.ID)
+	}
+	d.Summary = fmt.Sprintf("rollout %s of pool %s: %s (%s)", r.ID, r.Pool, strings.ReplaceAll(state, "_", " "), d.Reason)
+	return &Event{
+		ID:   EventID(EventRollout, r.ID, strconv.FormatInt(e.Revision, 10)),
+		Type: EventRollout, Time: e.Time, Data: d,
+	}, nil
 }

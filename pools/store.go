@@ -16,8 +16,8 @@ const (
 // Kinds lists every resource kind in dependency order (referenced first).
 var Kinds = []Kind{KindZone, KindMonitor, KindPool, KindLoadBalancer, KindNetwork}
 
-// StoredKinds are every kind a store keeps: Kinds and shifts.
-var StoredKinds = append(append([]Kind{}, Kinds...), KindShift)
+// StoredKinds are every kind a store keeps: Kinds, shifts and rollouts.
+var StoredKinds = append(append([]Kind{}, Kinds...), KindShift, KindRollout)
 
 // Object is any stored resource.
 type Object interface {
@@ -60,6 +60,8 @@ func New(k Kind) Object {
 		return &Network{}
 	case KindShift:
 		return &Shift{}
+	case KindRollout:
+		return &Rollout{}
 	}
 	return nil
 }
@@ -131,6 +133,7 @@ type Store interface {
 	KeyStore          // dnssec_store.go
 	CookieSecretStore // cookie_secret.go
 	ShiftStore        // shift.go
+	RolloutStore      // rollout.go
 	SafetyRulesStore  // safety_rules.go
 	AnalyticsStore    // analytics.go
 	NotifyStore       // notify.go

@@ -467,6 +467,9 @@ type Config struct {
 	// Shifts are every stored shift, ended ones included (steering keeps
 	// those in force at the time it compiles).
 	Shifts []Shift `json:"shifts,omitempty"`
+	// Rollouts are every stored rollout, ended ones included (steering
+	// applies those in force at the time it compiles).
+	Rollouts []Rollout `json:"rollouts,omitempty"`
 }
 
 // Add appends o to the list of its kind, and reports whether Config holds
@@ -485,6 +488,8 @@ func (c *Config) Add(o Object) bool {
 		c.Networks = append(c.Networks, *v)
 	case *Shift:
 		c.Shifts = append(c.Shifts, *v)
+	case *Rollout:
+		c.Rollouts = append(c.Rollouts, *v)
 	default:
 		return false
 	}

@@ -152,7 +152,7 @@ func (s *Snapshot) overlay(lb *LB, shifts []*pools.Shift) *shiftOverlay {
 func (s *Snapshot) applyShifts(lbs []*LB) {
 	now := s.built
 	active := activeShifts(s.cfg, now)
-	s.nextShift = pools.NextShiftBoundary(s.cfg.Shifts, now)
+	s.nextShift = earliest(pools.NextShiftBoundary(s.cfg.Shifts, now), pools.NextRolloutBoundary(s.cfg.Rollouts, now))
 	for i, lb := range lbs {
 		if len(active) == 0 && lb.shift == nil {
 			continue
@@ -167,9 +167,10 @@ func (s *Snapshot) applyShifts(lbs []*LB) {
 	}
 }
 
-// NextShiftBoundary is when a shift starts or ends next after the
-// snapshot was built (zero: none): the node compiles again then, so that
-// every node starts and ends a shift at the same moment by its clock.
+// NextShiftBoundary is when a shift starts or ends, or a rollout moves to
+// its next step, next after the snapshot was built (zero: none): the node
+// compiles again then, so that every node starts and ends a shift and
+// steps a rollout at the same moment by its clock.
 func (s *Snapshot) NextShiftBoundary() time.Time { return s.nextShift }
 
 // steeringPools are lb's pools that the safety rules count: default,

@@ -99,6 +99,8 @@ type pool struct {
 	// by a dot product, with no trigonometry per pool per query.
 	xyz   [3]float64
 	zones []zoneMask
+	// staged: the rollout step its weights were compiled at.
+	staged staging
 	// rtt per region index (0 = no data) for dynamic_latency.
 	rtt [numRegions]time.Duration
 	// shedShare of the queries that would come here go on to the next
@@ -325,12 +327,15 @@ func CompileFor(cfg *pools.Config, h *pools.Health, opts Options) (*Snapshot, er
 	}
 	monitors := monitorSet(cfg)
 	s.pools = make([]*pool, 0, len(cfg.Pools))
+	staged := rolloutsInForce(cfg, s.built)
 	for i := range cfg.Pools {
 		idx := int32(len(s.pools))
-		cp, err := compilePool(&cfg.Pools[i], idx, monitors, h)
+		p, st := stage(&cfg.Pools[i], staged, s.built)
+		cp, err := compilePool(p, idx, monitors, h)
 		if err != nil {
 			return nil, err
 		}
+		cp.staged = st
 		s.poolByID[cp.id] = idx
 		s.pools = append(s.pools, cp)
 	}

@@ -74,6 +74,7 @@ func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged ma
 // gone. dirty[i] says pool i was recompiled or emptied.
 func (s *Snapshot) updatePools(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged map[string]bool) (dirty []bool, err error) {
 	monitors := monitorSet(cfg)
+	staged := rolloutsInForce(cfg, s.built)
 	dirty = make([]bool, len(prev.pools), len(prev.pools)+1)
 	// prev's index of pools is shared until a pool comes or goes.
 	cloned := false
@@ -83,12 +84,12 @@ func (s *Snapshot) updatePools(prev *Snapshot, cfg *pools.Config, h *pools.Healt
 		}
 	}
 	for i := range cfg.Pools {
-		p := &cfg.Pools[i]
+		p, st := stage(&cfg.Pools[i], staged, s.built)
 		idx, ok := prev.poolByID[p.ID]
 		if ok {
 			old := prev.pools[idx]
 			if old.rev == p.Revision && old.modified.Equal(p.ModifiedOn) && !healthChanged[p.ID] &&
-				monitorsOK(p, monitors) {
+				old.staged == st && monitorsOK(p, monitors) {
 				continue
 			}
 		} else {
@@ -102,6 +103,7 @@ func (s *Snapshot) updatePools(prev *Snapshot, cfg *pools.Config, h *pools.Healt
 		if err != nil {
 			return nil, err
 		}
+		cp.staged = st
 		s.pools[idx], dirty[idx] = cp, true
 		s.rebuilt = append(s.rebuilt, idx)
 	}

@@ -153,6 +153,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	})
 	n.notify = notify.NewObserver(store, log, notifyMetrics, deliverer.Kick)
 	n.region = cfg.Region
+	n.rollouts = newRolloutWatch(store, log)
 	n.start(ctx)
 
 	var certs *certReloader

@@ -67,6 +67,11 @@ type node struct {
 	started map[string]bool
 	// beats is each node's last heartbeat read, for node events.
 	beats map[string]time.Time
+	// rollouts writes the events of the rollouts each snapshot holds
+	// (nil: none, as in tests that build a node alone); ctx bounds its
+	// writes.
+	rollouts *rolloutWatch
+	ctx      context.Context
 
 	builds    *prometheus.CounterVec
 	buildTime prometheus.Histogram
@@ -111,6 +116,7 @@ const (
 // good snapshot in the data directory, so that DNS answers even when the
 // store is down at start.
 func (n *node) start(ctx context.Context) {
+	n.ctx = ctx
 	pctx, cancel := context.WithTimeout(ctx, storeProbe)
 	_, err := n.store.Revision(pctx)
 	cancel()
@@ -429,6 +435,9 @@ func (n *node) compile(cfg *pools.Config, nets *geodata.Networks, h *pools.Healt
 	n.health = h
 	n.audit.observe(h, changed, n.tally.Votes)
 	n.notify.Observe(cfg, h, changed, time.Now())
+	if n.rollouts != nil && !n.fromFile && n.ctx != nil {
+		n.rollouts.observe(n.ctx, snap, snap.Built())
+	}
 	took := time.Since(start)
 	n.builds.WithLabelValues("ok").Inc()
 	n.buildTime.Observe(took.Seconds())

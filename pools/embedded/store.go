@@ -52,7 +52,7 @@ func Open(path string) (*Store, error) {
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		names := append(append([][]byte{metaBucket}, healthBuckets...), auditBuckets...)
-		names = append(names, tsigBucket, shiftExpiryBucket)
+		names = append(names, tsigBucket, shiftExpiryBucket, rolloutStepBucket)
 		names = append(names, notifyBuckets...)
 		for _, k := range pools.StoredKinds {
 			names = append(names, objectBucket(k), orderBucket(k), uniqueBucket(k))
@@ -264,7 +264,7 @@ func (s *Store) Delete(ctx context.Context, k pools.Kind, id string, ifRevision 
 func (s *Store) Config(ctx context.Context) (*pools.Config, error) {
 	cfg := &pools.Config{
 		Zones: []pools.Zone{}, Monitors: []pools.Monitor{}, Pools: []pools.Pool{},
-		LoadBalancers: []pools.LoadBalancer{}, Networks: []pools.Network{}, Shifts: []pools.Shift{},
+		LoadBalancers: []pools.LoadBalancer{}, Networks: []pools.Network{}, Shifts: []pools.Shift{}, Rollouts: []pools.Rollout{},
 	}
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		cfg.Revision = revision(tx)

@@ -280,6 +280,9 @@ func (s *Store) Config(ctx context.Context) (*pools.Config, error) {
 		if cfg.Shifts, err = readAll[pools.Shift](ctx, tx, pools.KindShift); err != nil {
 			return err
 		}
+		if cfg.Rollouts, err = readAll[pools.Rollout](ctx, tx, pools.KindRollout); err != nil {
+			return err
+		}
 		cfg.DNSSECKeys, err = allZoneKeys(ctx, tx)
 		return err
 	})

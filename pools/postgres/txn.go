@@ -218,6 +218,11 @@ func (t *txn) Put(o, _ pools.Object) error {
 			column{"starts_at", "timestamptz", v.StartsAt},
 			column{"expires_at", "timestamptz", v.ExpiresAt},
 			column{"ended_at", "timestamptz", v.EndedAt})
+	case *pools.Rollout:
+		return t.upsert("rollouts", m, doc,
+			column{"pool_id", "text", v.Pool},
+			column{"state", "text", v.State},
+			column{"starts_at", "timestamptz", v.StartsAt})
 	}
 	return fmt.Errorf("put: unknown kind %q", o.Kind())
 }

@@ -45,6 +45,8 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"CookieSecret", testCookieSecret},
 		{"Shifts", testShifts},
 		{"ShiftPrune", testShiftPrune},
+		{"Rollouts", testRollouts},
+		{"RolloutCompletion", testRolloutCompletion},
 		{"SafetyRules", testSafetyRules},
 		{"AnswerCounts", testAnswerCounts},
 		{"MonitorGroups", testMonitorGroups},

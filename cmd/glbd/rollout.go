@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/steering"
+)
+
+// rolloutWatch follows the rollouts of every snapshot the node serves.
+// The steps need nothing from it: every node compiles the step in force
+// by its clock. It writes the events the clock and the guards cause: the
+// audit entry of each step (once, whoever reports it), the roll back when
+// a guard fails, and the completion. Each write names the revision the
+// node saw, so that of two nodes seeing the same thing one writes.
+type rolloutWatch struct {
+	store pools.RolloutStore
+	log   *slog.Logger
+	http  *http.Client
+	// seen: the last step handled per rollout; tried: the revision an
+	// event was last written at, so a write is not repeated until the
+	// rollout changes.
+	seen  map[string]int
+	tried map[string]int64
+}
+
+// webhookTimeout bounds a webhook guard's answer: none in time is a no.
+const webhookTimeout = 5 * time.Second
+
+func newRolloutWatch(store pools.RolloutStore, log *slog.Logger) *rolloutWatch {
+	return &rolloutWatch{store: store, log: log.With("component", "rollouts"), http: &http.Client{Timeout: webhookTimeout},
+		seen: map[string]int{}, tried: map[string]int64{}}
+}
+
+// observe looks at the rollouts of snap at now. It runs on the node loop
+// and writes off it: DNS never waits for the store or a webhook.
+func (w *rolloutWatch) observe(ctx context.Context, snap *steering.Snapshot, now time.Time) {
+	cfg := snap.Config()
+	for i := range cfg.Rollouts {
+		r := cfg.Rollouts[i]
+		if r.Ended() {
+			delete(w.seen, r.ID)
+			delete(w.tried, r.ID)
+			continue
+		}
+		if !r.InForce(now) {
+			continue
+		}
+		if why := snap.RolloutGuard(&r); why != "" {
+			w.event(ctx, &r, pools.RolloutRollBack, pools.ActorGuard, why)
+			continue
+		}
+		k := r.Step(now)
+		if k >= len(r.Steps) {
+			if r.State == pools.RolloutRunning {
+				w.event(ctx, &r, pools.RolloutComplete, pools.ActorClock, fmt.Sprintf("every step held %s", r.StepInterval))
+			}
+			continue
+		}
+		if last, ok := w.seen[r.ID]; ok && last >= k {
+			continue
+		}
+		w.seen[r.ID] = k
+		go w.step(ctx, r, k)
+	}
+}
+
+// step audits step k of r and asks its webhook, if any.
+func (w *rolloutWatch) step(ctx context.Context, r pools.Rollout, k int) {
+	sctx, cancel := context.WithTimeout(ctx, storeProbe)
+	err := w.store.RecordRolloutStep(sctx, &r, k)
+	cancel()
+	if err != nil {
+		w.log.Warn("auditing a rollout step", "rollout", r.ID, "step", k, "err", err)
+	}
+	if r.Guards.Webhook == "" {
+		return
+	}
+	if why := w.askWebhook(ctx, &r, k); why != "" {
+		w.write(ctx, r, pools.RolloutRollBack, pools.ActorGuard, why)
+	}
+}
+
+// askWebhook POSTs the rollout at step k to its webhook; "" is a yes.
+func (w *rolloutWatch) askWebhook(ctx context.Context, r *pools.Rollout, k int) string {
+	body, err := json.Marshal(map[string]any{"rollout": r.ID, "pool": r.Pool, "step": k, "percent": r.Steps[k], "reason": r.Reason})
+	if err != nil {
+		return err.Error()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.Guards.Webhook, bytes.NewReader(body))
+	if err != nil {
+		return "webhook guard: " + err.Error()
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := w.http.Do(req)
+	if err != nil {
+		return "webhook guard did not answer: " + err.Error()
+	}
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Sprintf("webhook guard said no at step %d: %s", k+1, resp.Status)
+	}
+	return ""
+}
+
+// event writes action once per revision of r.
+func (w *rolloutWatch) event(ctx context.Context, r *pools.Rollout, action, actor, why string) {
+	if w.tried[r.ID] == r.Revision {
+		return
+	}
+	w.tried[r.ID] = r.Revision
+	go w.write(ctx, *r, action, actor, why)
+}
+
+func (w *rolloutWatch) write(ctx context.Context, r pools.Rollout, action, actor, why string) {
+	wctx, cancel := context.WithTimeout(pools.WithCaller(ctx, pools.Caller{Actor: actor}), storeProbe)
+	defer cancel()
+	out, err := w.store.ChangeRollout(wctx, r.ID, r.Revision, action, why)
+	switch {
+	case err == nil:
+		w.log.Info("rollout "+out.State, "rollout", r.ID, "pool", r.Pool, "reason", why)
+	case pools.IsDomainError(err) && !errors.Is(err, pools.ErrUnavailable):
+		// Another node wrote first (stale), or the rollout moved on.
+		w.log.Debug("rollout event not written", "rollout", r.ID, "action", action, "err", err)
+	default:
+		w.log.Warn("writing a rollout event", "rollout", r.ID, "action", action, "err", err)
+	}
+}

@@ -1,0 +1,511 @@
+package pools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// KindRollout is the kind of staged rollouts. Like shifts it follows the
+// change feed but is not in Kinds: a rollout is an action in progress,
+// not configuration a file keeps.
+const KindRollout Kind = "rollouts"
+
+// Rollout moves a pool's origin weights from their values at the start
+// (From) to new ones (Weights) in steps: step k is in force for one
+// StepInterval and sets each weight Steps[k] percent of the way. Every
+// node works out the step from its own clock and the stored fields, so
+// the nodes step at the same moment with no write; only events are
+// writes (pause, resume, abort, a guard's roll back, completion), each
+// conditional on the rollout's revision so that one node's write wins.
+type Rollout struct {
+	Meta
+	// Pool is the pool whose weights change; Weights the new weight of
+	// each origin named (origins not named keep theirs).
+	Pool    string             `json:"pool"`
+	Weights map[string]float64 `json:"weights"`
+	// From is the weight of each origin named, read from the pool when
+	// the rollout starts. Read-only.
+	From   map[string]float64 `json:"from,omitempty"`
+	Reason string             `json:"reason"`
+	// Steps are percentages of the way, increasing, the last 100
+	// (default 10, 25, 50, 100).
+	Steps []float64 `json:"steps"`
+	// StepInterval is how long each step holds ("5m", "30s"; default 5m).
+	StepInterval string `json:"step_interval"`
+	// StartsAt defaults to the time of the create.
+	StartsAt time.Time     `json:"starts_at"`
+	Guards   RolloutGuards `json:"guards"`
+	// State is stored: running, paused, completed, rolled_back, aborted.
+	State string `json:"state"`
+	// PausedAt is set while paused; Held is the time spent paused before
+	// (the steps run that much later).
+	PausedAt *time.Time `json:"paused_at"`
+	HeldMS   int64      `json:"held_ms"`
+	// EndedAt and EndReason: when and why it completed, rolled back or
+	// was aborted.
+	EndedAt   *time.Time `json:"ended_at"`
+	EndReason string     `json:"end_reason,omitempty"`
+	// FailedStep is the step (0-based) in force when a guard failed.
+	FailedStep *int `json:"failed_step,omitempty"`
+
+	// Derived on read from the clock, never stored.
+	Status      string     `json:"status,omitempty"`
+	CurrentStep *int       `json:"current_step,omitempty"`
+	Percent     *float64   `json:"percent,omitempty"`
+	NextStepAt  *time.Time `json:"next_step_at,omitempty"`
+}
+
+// RolloutGuards are checked while a rollout runs; the health guards
+// (the pool stays serving, no origin that gains weight goes down) always
+// are.
+type RolloutGuards struct {
+	// Webhook, when set, is POSTed the rollout at every step; an answer
+	// other than 2xx (or none within 5 s) rolls the rollout back.
+	Webhook string `json:"webhook,omitempty"`
+}
+
+// Rollout states. Stored: running, paused, and the three ends; derived
+// on read: scheduled (before StartsAt).
+const (
+	RolloutScheduled  = "scheduled"
+	RolloutRunning    = "running"
+	RolloutPaused     = "paused"
+	RolloutCompleted  = "completed"
+	RolloutRolledBack = "rolled_back"
+	RolloutAborted    = "aborted"
+)
+
+// RolloutStates are the values GET /rollouts?status= takes.
+var RolloutStates = []string{RolloutScheduled, RolloutRunning, RolloutPaused, RolloutCompleted, RolloutRolledBack, RolloutAborted}
+
+// Rollout actions: what an event does to a rollout.
+const (
+	RolloutPause    = "pause"
+	RolloutResume   = "resume"
+	RolloutAbort    = "abort"
+	RolloutRollBack = "roll_back" // a guard failed
+	RolloutComplete = "complete"  // the last step held its interval
+)
+
+// Rollout defaults and bounds.
+var DefaultRolloutSteps = []float64{10, 25, 50, 100}
+
+const (
+	DefaultRolloutInterval = "5m"
+	MinRolloutInterval     = time.Second
+	MaxRolloutInterval     = 24 * time.Hour
+	MaxRolloutSteps        = 20
+)
+
+// ActorGuard records a rollout rolled back by a failed guard.
+const ActorGuard = "guard"
+
+func (r *Rollout) Kind() Kind        { return KindRollout }
+func (r *Rollout) ObjectMeta() *Meta { return &r.Meta }
+
+func (r *Rollout) UnmarshalJSON(b []byte) error {
+	type plain Rollout
+	var v plain
+	if err := decodeStrict(b, &v); err != nil {
+		return err
+	}
+	*r = Rollout(v)
+	return nil
+}
+
+// Interval is the parsed StepInterval (0 when it does not parse).
+func (r *Rollout) Interval() time.Duration {
+	d, err := ParseShiftDuration(r.StepInterval)
+	if err != nil {
+		return 0
+	}
+	return d
+}
+
+// Ended reports whether the rollout reached one of its ends.
+func (r *Rollout) Ended() bool {
+	return r.State == RolloutCompleted || r.State == RolloutRolledBack || r.State == RolloutAborted
+}
+
+// elapsed is the running time at now: the time since StartsAt, less the
+// time spent paused, frozen while paused.
+func (r *Rollout) elapsed(now time.Time) time.Duration {
+	if r.PausedAt != nil && r.PausedAt.Before(now) {
+		now = *r.PausedAt
+	}
+	return now.Sub(r.StartsAt) - time.Duration(r.HeldMS)*time.Millisecond
+}
+
+// Step is the step in force at now (0-based): -1 before the start, and
+// len(Steps) once the last step has held its interval (completion due).
+// It is the same on every node: it depends on the stored fields and the
+// clock alone.
+func (r *Rollout) Step(now time.Time) int {
+	iv := r.Interval()
+	e := r.elapsed(now)
+	if e < 0 || iv <= 0 {
+		return -1
+	}
+	return min(int(e/iv), len(r.Steps))
+}
+
+// Status is the rollout's state at now: its stored state, scheduled
+// before its start.
+func (r *Rollout) StatusAt(now time.Time) string {
+	if r.State == RolloutRunning && now.Before(r.StartsAt) {
+		return RolloutScheduled
+	}
+	return r.State
+}
+
+// InForce reports whether the rollout sets the pool's weights at now:
+// running or paused, started, not ended.
+func (r *Rollout) InForce(now time.Time) bool {
+	return (r.State == RolloutRunning || r.State == RolloutPaused) && r.Step(now) >= 0
+}
+
+// Percent is how far along the weights are at now (0 to 100).
+func (r *Rollout) PercentAt(now time.Time) float64 {
+	k := r.Step(now)
+	switch {
+	case k < 0:
+		return 0
+	case k >= len(r.Steps):
+		return 100
+	}
+	return r.Steps[k]
+}
+
+// WeightAt is origin name's weight at percent pct, and whether the
+// rollout names it.
+func (r *Rollout) WeightAt(name string, pct float64) (float64, bool) {
+	to, ok := r.Weights[name]
+	if !ok {
+		return 0, false
+	}
+	from := r.From[name]
+	// Rounded to a millionth: every node computes the same weights.
+	return math.Round((from+(to-from)*pct/100)*1e6) / 1e6, true
+}
+
+// Apply returns p with the weights in force at percent pct: a copy when
+// any changes, p itself otherwise.
+func (r *Rollout) Apply(p *Pool, pct float64) *Pool {
+	var out *Pool
+	for i, o := range p.Origins {
+		w, ok := r.WeightAt(o.Name, pct)
+		if !ok || w == o.Weight {
+			continue
+		}
+		if out == nil {
+			c := *p
+			c.Origins = slices.Clone(p.Origins)
+			out = &c
+		}
+		out.Origins[i].Weight = w
+	}
+	if out == nil {
+		return p
+	}
+	return out
+}
+
+// Gaining are the origins whose weight the rollout raises.
+func (r *Rollout) Gaining() []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(r.Weights)) {
+		if r.Weights[name] > r.From[name] {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// NextBoundary is the next moment after now when the rollout's step
+// changes (or completion falls due); zero when none.
+func (r *Rollout) NextBoundary(now time.Time) time.Time {
+	if r.State != RolloutRunning {
+		return time.Time{}
+	}
+	iv := r.Interval()
+	if iv <= 0 {
+		return time.Time{}
+	}
+	k := r.Step(now)
+	if k >= len(r.Steps) {
+		return time.Time{}
+	}
+	return r.StartsAt.Add(time.Duration(r.HeldMS)*time.Millisecond + time.Duration(k+1)*iv)
+}
+
+// WithStatus returns a copy with the derived fields filled at now.
+func (r *Rollout) WithStatus(now time.Time) *Rollout {
+	c := *r
+	c.Status = r.StatusAt(now)
+	c.CurrentStep, c.Percent, c.NextStepAt = nil, nil, nil
+	if r.State == RolloutRunning || r.State == RolloutPaused {
+		k, pct := r.Step(now), r.PercentAt(now)
+		c.CurrentStep, c.Percent = &k, &pct
+		if next := r.NextBoundary(now); !next.IsZero() {
+			c.NextStepAt = &next
+		}
+	}
+	return &c
+}
+
+// NextRolloutBoundary is the earliest step change after now among
+// rollouts; zero when none.
+func NextRolloutBoundary(list []Rollout, now time.Time) time.Time {
+	var next time.Time
+	for i := range list {
+		if t := list[i].NextBoundary(now); !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	return next
+}
+
+// Prepare fills a new rollout's defaults from now and checks it on its
+// own, naming every field at fault.
+func (r *Rollout) Prepare(now time.Time) error {
+	var e errs
+	now = StoreTime(now)
+	if r.StartsAt.IsZero() || r.StartsAt.Before(now) {
+		r.StartsAt = now
+	}
+	r.StartsAt = StoreTime(r.StartsAt)
+	if r.Steps == nil {
+		r.Steps = slices.Clone(DefaultRolloutSteps)
+	}
+	if r.StepInterval == "" {
+		r.StepInterval = DefaultRolloutInterval
+	}
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{{r.From != nil, "from"}, {r.State != "", "state"}, {r.PausedAt != nil, "paused_at"}, {r.HeldMS != 0, "held_ms"},
+		{r.EndedAt != nil, "ended_at"}, {r.EndReason != "", "end_reason"}, {r.FailedStep != nil, "failed_step"}} {
+		if f.set {
+			e.add(f.name, "is read-only: the rollout sets it")
+		}
+	}
+	r.State = RolloutRunning
+	r.Status, r.CurrentStep, r.Percent, r.NextStepAt = "", nil, nil, nil
+	if err := r.Validate(nil); err != nil {
+		e.list = append(e.list, err.(*ValidationError).Errors...)
+	}
+	return e.err()
+}
+
+// Validate checks a rollout on its own (refs unused: the pool is checked
+// against the store in the write's transaction).
+func (r *Rollout) Validate(refs References) error {
+	var e errs
+	if r.Pool == "" {
+		e.add("pool", "the pool whose weights change is required")
+	}
+	if len(r.Weights) == 0 {
+		e.add("weights", "give the new weight of at least one origin, by name")
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Weights)) {
+		if w := r.Weights[name]; w < 0 || w > 1 || math.IsNaN(w) {
+			e.add("weights."+name, "%v: a weight is from 0 to 1", w)
+		}
+	}
+	switch {
+	case len(r.Steps) == 0:
+		e.add("steps", "at least one step; the last is 100")
+	case len(r.Steps) > MaxRolloutSteps:
+		e.add("steps", "at most %d steps", MaxRolloutSteps)
+	default:
+		for i, s := range r.Steps {
+			if s <= 0 || s > 100 || (i > 0 && s <= r.Steps[i-1]) {
+				e.add(fmt.Sprintf("steps[%d]", i), "%v: steps are percentages above 0, increasing, at most 100", s)
+			}
+		}
+		if r.Steps[len(r.Steps)-1] != 100 {
+			e.add(fmt.Sprintf("steps[%d]", len(r.Steps)-1), "the last step is 100 (the new values)")
+		}
+	}
+	if d, err := ParseShiftDuration(r.StepInterval); err != nil {
+		e.add("step_interval", "%s", err.Error())
+	} else if d < MinRolloutInterval || d > MaxRolloutInterval {
+		e.add("step_interval", "%q: from 1s to 24h", r.StepInterval)
+	}
+	if strings.TrimSpace(r.Reason) == "" {
+		e.add("reason", "a reason is required: the audit log and the console show it")
+	} else if len(r.Reason) > 1000 {
+		e.add("reason", "longer than 1000 characters")
+	}
+	if w := r.Guards.Webhook; w != "" {
+		if u, err := url.Parse(w); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			e.add("guards.webhook", "%q: want an http:// or https:// URL", w)
+		}
+	}
+	return e.err()
+}
+
+// StateError refuses an action the object's state does not allow (a
+// second rollout on a pool, resuming a rollout that runs); the API
+// answers it with 409.
+type StateError struct{ Message string }
+
+func (e *StateError) Error() string { return e.Message }
+
+// RolloutStore starts rollouts and records their events. Reads go
+// through Get and List with KindRollout.
+type RolloutStore interface {
+	// StartRollout stores a new rollout (prepared by the caller) after
+	// reading the pool's current weights into From, unless guard (called
+	// in the transaction with the pool as it will end) refuses it. A
+	// pool has at most one unended rollout (*ConflictError).
+	StartRollout(ctx context.Context, r *Rollout, guard func(final *Pool) error) (*Rollout, error)
+	// ChangeRollout applies action (RolloutPause, ...) to rollout id,
+	// whose revision must be ifRevision when > 0 (ErrStale): two nodes
+	// that see the same guard fail write once. Completion writes the new
+	// weights into the pool in the same transaction.
+	ChangeRollout(ctx context.Context, id string, ifRevision int64, action, reason string) (*Rollout, error)
+	// RecordRolloutStep audits that rollout r reached step k by the
+	// clock, once however many nodes report it.
+	RecordRolloutStep(ctx context.Context, r *Rollout, k int) error
+}
+
+// StartRolloutIn stores r inside tx: From from the pool, one unended
+// rollout per pool, the final pool valid and accepted by guard.
+func StartRolloutIn(tx Tx, r *Rollout, guard func(*Pool) error, list func() ([]Rollout, error), now time.Time) (*Rollout, int64, error) {
+	if _, err := tx.BumpRevision(); err != nil {
+		return nil, 0, err
+	}
+	o, err := tx.Get(KindPool, r.Pool)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			var e errs
+			e.add("pool", "no pool with id %q", r.Pool)
+			return nil, 0, e.err()
+		}
+		return nil, 0, err
+	}
+	p := o.(*Pool)
+	stored, err := list()
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, x := range stored {
+		if x.Pool == r.Pool && !x.Ended() {
+			return nil, 0, &StateError{Message: fmt.Sprintf("pool %s already has rollout %s %s: abort it or let it end first", r.Pool, x.ID, x.State)}
+		}
+	}
+	var e errs
+	r.From = map[string]float64{}
+	changes := false
+	for _, name := range slices.Sorted(maps.Keys(r.Weights)) {
+		i := slices.IndexFunc(p.Origins, func(o Origin) bool { return o.Name == name })
+		if i < 0 {
+			e.add("weights."+name, "pool %s has no origin named %q", r.Pool, name)
+			continue
+		}
+		r.From[name] = p.Origins[i].Weight
+		changes = changes || p.Origins[i].Weight != r.Weights[name]
+	}
+	if err := e.err(); err != nil {
+		return nil, 0, err
+	}
+	if !changes {
+		e.add("weights", "every weight named is already the pool's: nothing to roll out")
+		return nil, 0, e.err()
+	}
+	final := r.Apply(p, 100)
+	if err := final.Validate(nil); err != nil {
+		return nil, 0, fmt.Errorf("the pool with the new weights: %w", err)
+	}
+	if guard != nil {
+		if err := guard(final); err != nil {
+			return nil, 0, err
+		}
+	}
+	out, rev, err := CreateIn(tx, r, now)
+	if err != nil {
+		return nil, 0, err
+	}
+	return out.(*Rollout), rev, nil
+}
+
+// ChangeRolloutIn applies action to rollout id inside tx; see
+// RolloutStore.ChangeRollout.
+func ChangeRolloutIn(tx Tx, id string, ifRevision int64, action, reason string, now time.Time) (*Rollout, int64, error) {
+	o, err := fetch(tx, KindRollout, id, ifRevision)
+	if err != nil {
+		return nil, 0, err
+	}
+	r := o.(*Rollout)
+	now = StoreTime(now)
+	refuse := func(why string) (*Rollout, int64, error) {
+		return nil, 0, &StateError{Message: fmt.Sprintf("rollout %s is %s: cannot %s it%s", id, r.StatusAt(now), strings.ReplaceAll(action, "_", " "), why)}
+	}
+	if r.Ended() {
+		return refuse("")
+	}
+	end := func(state string) {
+		r.State, r.EndedAt, r.EndReason = state, &now, reason
+		if r.PausedAt != nil {
+			r.HeldMS += now.Sub(*r.PausedAt).Milliseconds()
+			r.PausedAt = nil
+		}
+	}
+	switch action {
+	case RolloutPause:
+		if r.State == RolloutPaused {
+			return refuse(" (already paused)")
+		}
+		r.State, r.PausedAt = RolloutPaused, &now
+	case RolloutResume:
+		if r.State != RolloutPaused {
+			return refuse(" (not paused)")
+		}
+		r.HeldMS += now.Sub(*r.PausedAt).Milliseconds()
+		r.State, r.PausedAt = RolloutRunning, nil
+	case RolloutAbort:
+		end(RolloutAborted)
+	case RolloutRollBack:
+		k := r.Step(now)
+		r.FailedStep = &k
+		end(RolloutRolledBack)
+	case RolloutComplete:
+		if r.State != RolloutRunning || r.Step(now) < len(r.Steps) {
+			return refuse(" (its last step has not held its interval)")
+		}
+		po, err := tx.Get(KindPool, r.Pool)
+		if err != nil {
+			return nil, 0, err
+		}
+		if _, _, err := ReplaceIn(tx, r.Apply(po.(*Pool), 100), 0, now); err != nil {
+			return nil, 0, fmt.Errorf("writing the new weights into pool %s: %w", r.Pool, err)
+		}
+		end(RolloutCompleted)
+	default:
+		return nil, 0, fmt.Errorf("unknown rollout action %q", action)
+	}
+	out, rev, err := ReplaceIn(tx, r, 0, now)
+	if err != nil {
+		return nil, 0, err
+	}
+	return out.(*Rollout), rev, nil
+}
+
+// RolloutStepEntry is the audit entry of r reaching step k by the clock,
+// dated at the step's start whoever notices it.
+func RolloutStepEntry(ctx context.Context, r *Rollout, k int) (AuditEntry, error) {
+	ctx = WithCaller(ctx, Caller{Actor: ActorClock})
+	iv := r.Interval()
+	at := r.StartsAt.Add(time.Duration(r.HeldMS)*time.Millisecond + time.Duration(k)*iv)
+	after := r.WithStatus(at)
+	after.CurrentStep = &k
+	return NewAuditEntry(ctx, r.Revision, ActionUpdate, KindRollout, r.ID, nil, after, at)
+}

@@ -1,0 +1,174 @@
+package storetest
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+func rollout(pool string, weights map[string]float64, steps []float64, interval string) *pools.Rollout {
+	return &pools.Rollout{Pool: pool, Weights: weights, Steps: steps, StepInterval: interval, Reason: "move traffic to b"}
+}
+
+func startRollout(t *testing.T, s pools.Store, r *pools.Rollout) (*pools.Rollout, error) {
+	t.Helper()
+	if err := r.Prepare(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return s.StartRollout(ctx(t), r, nil)
+}
+
+// testRollouts: a rollout reads the pool's weights into From, is alone on
+// its pool, follows the change feed into Config, and its events are
+// conditional on its revision: two writers at one revision, one wins.
+func testRollouts(t *testing.T, s pools.Store) {
+	c := ctx(t)
+	f := newFixture(t, s)
+	if _, err := startRollout(t, s, rollout(f.pool.ID, map[string]float64{"zz": 0.5}, nil, "1h")); !isValidation(err, "weights.zz") {
+		t.Fatalf("an origin the pool lacks: %v", err)
+	}
+	if _, err := startRollout(t, s, rollout(f.pool.ID, map[string]float64{"a": 0.4}, nil, "1h")); !isValidation(err, "weights") {
+		t.Fatalf("weights the pool already has: %v", err)
+	}
+	refused := errors.New("refused")
+	r := rollout(f.pool.ID, map[string]float64{"a": 0.9, "b": 0.1}, nil, "1h")
+	if err := r.Prepare(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var final *pools.Pool
+	if _, err := s.StartRollout(c, r, func(p *pools.Pool) error { final = p; return refused }); !errors.Is(err, refused) {
+		t.Fatalf("guard refused, got %v", err)
+	}
+	if final == nil || final.Origins[0].Weight != 0.9 || final.Origins[1].Weight != 0.1 {
+		t.Fatalf("the guard saw the pool %+v, want the new weights", final)
+	}
+	if res, _ := s.List(c, pools.KindRollout, pools.Page{}); res.TotalCount != 0 {
+		t.Fatalf("a refused rollout was stored: %d", res.TotalCount)
+	}
+	got, err := s.StartRollout(c, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Revision != 1 || got.State != pools.RolloutRunning || got.From["a"] != 0.4 || got.From["b"] != 0.6 {
+		t.Fatalf("stored %+v", got)
+	}
+	var se *pools.StateError
+	if _, err := startRollout(t, s, rollout(f.pool.ID, map[string]float64{"a": 1}, nil, "1h")); !errors.As(err, &se) {
+		t.Fatalf("a second rollout on the pool: %v, want a StateError", err)
+	}
+	cfg, err := s.Config(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Rollouts) != 1 || cfg.Rollouts[0].ID != got.ID {
+		t.Fatalf("Config holds rollouts %+v", cfg.Rollouts)
+	}
+	if _, err := s.ChangeRollout(c, got.ID, 7, pools.RolloutPause, ""); !errors.Is(err, pools.ErrStale) {
+		t.Fatalf("pause at a stale revision: %v", err)
+	}
+	paused, err := s.ChangeRollout(c, got.ID, got.Revision, pools.RolloutPause, "")
+	if err != nil || paused.State != pools.RolloutPaused || paused.PausedAt == nil {
+		t.Fatalf("pause: %+v, %v", paused, err)
+	}
+	if _, err := s.ChangeRollout(c, got.ID, 0, pools.RolloutPause, ""); !errors.As(err, &se) {
+		t.Fatalf("pausing a paused rollout: %v", err)
+	}
+	if _, err := s.ChangeRollout(c, got.ID, 0, pools.RolloutComplete, ""); !errors.As(err, &se) {
+		t.Fatalf("completing a rollout whose steps have not run: %v", err)
+	}
+	resumed, err := s.ChangeRollout(c, got.ID, 0, pools.RolloutResume, "")
+	if err != nil || resumed.State != pools.RolloutRunning || resumed.PausedAt != nil || resumed.HeldMS < 0 {
+		t.Fatalf("resume: %+v, %v", resumed, err)
+	}
+	// Two nodes see the same guard fail: one roll back is written.
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = s.ChangeRollout(c, got.ID, resumed.Revision, pools.RolloutRollBack, "origin b is down")
+		}()
+	}
+	wg.Wait()
+	if (errs[0] == nil) == (errs[1] == nil) || !errors.Is(errors.Join(errs...), pools.ErrStale) {
+		t.Fatalf("two roll backs at one revision: %v, want one to win and one stale", errs)
+	}
+	o, err := s.Get(c, pools.KindRollout, got.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rb := o.(*pools.Rollout); rb.State != pools.RolloutRolledBack || rb.EndReason != "origin b is down" || rb.EndedAt == nil {
+		t.Fatalf("rolled back: %+v", rb)
+	}
+	if _, err := s.ChangeRollout(c, got.ID, 0, pools.RolloutResume, ""); !errors.As(err, &se) {
+		t.Fatalf("resuming a rolled back rollout: %v", err)
+	}
+	p, err := s.Get(c, pools.KindPool, f.pool.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := p.(*pools.Pool).Origins; w[0].Weight != 0.4 || w[1].Weight != 0.6 {
+		t.Fatalf("a roll back changed the pool's weights: %+v", w)
+	}
+}
+
+// testRolloutCompletion: once the last step held its interval, completion
+// writes the new weights into the pool; each step is audited once however
+// many nodes report it.
+func testRolloutCompletion(t *testing.T, s pools.Store) {
+	c := ctx(t)
+	f := newFixture(t, s)
+	got, err := startRollout(t, s, rollout(f.pool.ID, map[string]float64{"a": 0.9, "b": 0.1}, []float64{50, 100}, "1s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := s.RecordRolloutStep(c, got, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RecordRolloutStep(c, got, 1); err != nil {
+		t.Fatal(err)
+	}
+	steps := audit(t, s, pools.AuditFilter{Kind: pools.KindRollout, ObjectID: got.ID, Actor: pools.ActorClock})
+	if len(steps) != 2 {
+		t.Fatalf("%d step entries, want one per step: %+v", len(steps), steps)
+	}
+	for deadline := time.Now().Add(5 * time.Second); got.Step(time.Now()) < len(got.Steps); {
+		if time.Now().After(deadline) {
+			t.Fatal("the rollout's steps did not pass by the clock")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	done, err := s.ChangeRollout(pools.WithCaller(c, pools.Caller{Actor: pools.ActorClock}), got.ID, got.Revision, pools.RolloutComplete, "")
+	if err != nil || done.State != pools.RolloutCompleted {
+		t.Fatalf("complete: %+v, %v", done, err)
+	}
+	p, err := s.Get(c, pools.KindPool, f.pool.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := p.(*pools.Pool).Origins; w[0].Weight != 0.9 || w[1].Weight != 0.1 {
+		t.Fatalf("completion left the pool's weights at %+v", w)
+	}
+	if _, err := startRollout(t, s, rollout(f.pool.ID, map[string]float64{"a": 0.5}, nil, "1h")); err != nil {
+		t.Fatalf("a new rollout after one completed: %v", err)
+	}
+}
+
+func isValidation(err error, path string) bool {
+	var ve *pools.ValidationError
+	if !errors.As(err, &ve) {
+		return false
+	}
+	for _, fe := range ve.Errors {
+		if fe.Path == path {
+			return true
+		}
+	}
+	return false
+}
