@@ -152,10 +152,13 @@ func writeTarget(w sentWrite) (pools.Kind, string, map[string]any) {
 	if w.path == "/api/v1/safety/rules" {
 		return pools.KindSafetyRules, pools.SafetyRulesID, out.Result
 	}
-	if len(parts) > 1 {
-		if kind == pools.KindShift {
-			delete(out.Result, "status")
+	// Derived from the clock on read, never stored.
+	for _, k := range []string{"status", "current_step", "percent", "next_step_at"} {
+		if kind == pools.KindShift || kind == pools.KindRollout {
+			delete(out.Result, k)
 		}
+	}
+	if len(parts) > 1 {
 		return kind, parts[1], out.Result
 	}
 	id, _ := out.Result["id"].(string)
@@ -163,9 +166,6 @@ func writeTarget(w sentWrite) (pools.Kind, string, map[string]any) {
 	if kind == pools.KindToken || kind == pools.KindTSIGKey {
 		id, _ = out.Result["name"].(string)
 		delete(out.Result, "secret")
-	}
-	if kind == pools.KindShift {
-		delete(out.Result, "status") // derived from the clock on read, never stored
 	}
 	return kind, id, out.Result
 }

@@ -84,8 +84,9 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	// (each with HEAD), create, replace, delete and test; the global
 	// safety rules (GET, HEAD, PUT); the regions (GET, HEAD); the analytics
 	// (GET, HEAD); a load balancer's versions: list and get (each with
-	// HEAD) and rollback.
-	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6+6+2+10+3+2+2+5 {
+	// HEAD) and rollback; rollouts: list and get (each with HEAD), start,
+	// pause, resume and abort.
+	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6+6+2+10+3+2+2+5+8 {
 		t.Fatalf("%d routes: %v", len(served), served)
 	}
 }
@@ -153,6 +154,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"Shift":            pools.Shift{},
 		"ShiftTarget":      pools.ShiftTarget{},
 		"ShiftHarm":        pools.ShiftHarm{},
+		"Rollout":          pools.Rollout{},
+		"RolloutGuards":    pools.RolloutGuards{},
 		"TraceAllDown":     steering.TraceAllDown{},
 		"TraceShed":        steering.TraceShed{},
 		// Notifications.
