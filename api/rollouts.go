@@ -8,6 +8,12 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
+// rolloutNow is a rollout with its state and step at the server's clock.
+func (s *server) rolloutNow(o pools.Object) (pools.Object, string) {
+	r := o.(*pools.Rollout).WithStatus(s.Now())
+	return r, r.Status
+}
+
 func (s *server) rolloutRoutes(r chi.Router) {
 	r.Get(Prefix+"/rollouts", s.listRollouts)
 	r.Post(Prefix+"/rollouts", s.startRollout)
@@ -15,12 +21,6 @@ func (s *server) rolloutRoutes(r chi.Router) {
 	for _, action := range []string{pools.RolloutPause, pools.RolloutResume, pools.RolloutAbort} {
 		r.Post(Prefix+"/rollouts/{id}/"+action, s.changeRollout(action))
 	}
-}
-
-// rolloutNow is a rollout with its state and step at the server's clock.
-func (s *server) rolloutNow(o pools.Object) (pools.Object, string) {
-	r := o.(*pools.Rollout).WithStatus(s.Now())
-	return r, r.Status
 }
 
 // listRollouts lists rollouts in creation order; ?status=running,paused
@@ -51,20 +51,14 @@ func (s *server) startRollout(w http.ResponseWriter, r *http.Request) {
 	}
 	override, _ := doc["override"].(bool)
 	delete(doc, "override")
-	o, err := decodeObject(pools.KindRollout, doc)
+	o, err := s.decodeNew(pools.KindRollout, doc)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	ro := o.(*pools.Rollout)
-	if err := ro.Prepare(s.Now()); err != nil {
+	if err := overrideRefused(r.Context(), override); err != nil {
 		s.writeError(w, r, err)
-		return
-	}
-	if override && !isAdmin(r.Context()) {
-		p := newProblem(http.StatusForbidden, "overriding a safety rule needs a token with the admin scope")
-		p.Type, p.Title, p.MissingScope = problemForbidden, "Missing scope", string(pools.ScopeAdmin)
-		s.writeError(w, r, p)
 		return
 	}
 	guard := func(final *pools.Pool) error {

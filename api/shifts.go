@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -61,24 +62,18 @@ func (s *server) startShift(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	o, err := decodeObject(pools.KindShift, doc)
+	o, err := s.decodeNew(pools.KindShift, doc)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	sh := o.(*pools.Shift)
-	if err := sh.Prepare(s.Now()); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	if err := s.checkShiftRefs(r.Context(), sh); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if sh.Override && !isAdmin(r.Context()) {
-		p := newProblem(http.StatusForbidden, "overriding a safety rule needs a token with the admin scope")
-		p.Type, p.Title, p.MissingScope = problemForbidden, "Missing scope", string(pools.ScopeAdmin)
-		s.writeError(w, r, p)
+	if err := overrideRefused(r.Context(), sh.Override); err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	// The global rules are read just before the write's transaction; a
@@ -108,6 +103,31 @@ func (s *server) startShift(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", Prefix+"/shifts/"+out.ID)
 	writeObject(w, http.StatusCreated, s.withStatus(out))
+}
+
+// decodeNew decodes the body of a create that the clock completes (a
+// shift, a rollout) and prepares it: its times and defaults from the
+// server's clock, every field at fault named at once.
+func (s *server) decodeNew(k pools.Kind, doc map[string]any) (pools.Object, error) {
+	o, err := decodeObject(k, doc)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.(interface{ Prepare(time.Time) error }).Prepare(s.Now()); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// overrideRefused is the 403 of a safety override asked by a token
+// without the admin scope; nil when there is none or the token may.
+func overrideRefused(ctx context.Context, override bool) error {
+	if !override || isAdmin(ctx) {
+		return nil
+	}
+	p := newProblem(http.StatusForbidden, "overriding a safety rule needs a token with the admin scope")
+	p.Type, p.Title, p.MissingScope = problemForbidden, "Missing scope", string(pools.ScopeAdmin)
+	return p
 }
 
 // checkShiftRefs checks what the shift names against the store: its pool,

@@ -276,11 +276,7 @@ func NextRolloutBoundary(list []Rollout, now time.Time) time.Time {
 // own, naming every field at fault.
 func (r *Rollout) Prepare(now time.Time) error {
 	var e errs
-	now = StoreTime(now)
-	if r.StartsAt.IsZero() || r.StartsAt.Before(now) {
-		r.StartsAt = now
-	}
-	r.StartsAt = StoreTime(r.StartsAt)
+	r.StartsAt = startTime(r.StartsAt, now)
 	if r.Steps == nil {
 		r.Steps = slices.Clone(DefaultRolloutSteps)
 	}
@@ -380,29 +376,32 @@ type RolloutStore interface {
 // StartRolloutIn stores r inside tx: From from the pool, one unended
 // rollout per pool, the final pool valid and accepted by guard.
 func StartRolloutIn(tx Tx, r *Rollout, guard func(*Pool) error, list func() ([]Rollout, error), now time.Time) (*Rollout, int64, error) {
-	if _, err := tx.BumpRevision(); err != nil {
-		return nil, 0, err
-	}
+	return createChecked(tx, r, func() error { return r.readFrom(tx, guard, list) }, now)
+}
+
+// readFrom fills From from the stored pool and checks what the start
+// needs: the pool and the origins named exist, no other rollout of the
+// pool is under way, the weights change, and the pool with the new
+// weights is valid and accepted by guard.
+func (r *Rollout) readFrom(tx Tx, guard func(*Pool) error, list func() ([]Rollout, error)) error {
+	var e errs
 	o, err := tx.Get(KindPool, r.Pool)
-	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			var e errs
-			e.add("pool", "no pool with id %q", r.Pool)
-			return nil, 0, e.err()
-		}
-		return nil, 0, err
+	if errors.Is(err, ErrNotFound) {
+		e.add("pool", "no pool with id %q", r.Pool)
+		return e.err()
+	} else if err != nil {
+		return err
 	}
 	p := o.(*Pool)
 	stored, err := list()
 	if err != nil {
-		return nil, 0, err
+		return err
 	}
 	for _, x := range stored {
 		if x.Pool == r.Pool && !x.Ended() {
-			return nil, 0, &StateError{Message: fmt.Sprintf("pool %s already has rollout %s %s: abort it or let it end first", r.Pool, x.ID, x.State)}
+			return &StateError{Message: fmt.Sprintf("pool %s already has rollout %s %s: abort it or let it end first", r.Pool, x.ID, x.State)}
 		}
 	}
-	var e errs
 	r.From = map[string]float64{}
 	changes := false
 	for _, name := range slices.Sorted(maps.Keys(r.Weights)) {
@@ -414,27 +413,20 @@ func StartRolloutIn(tx Tx, r *Rollout, guard func(*Pool) error, list func() ([]R
 		r.From[name] = p.Origins[i].Weight
 		changes = changes || p.Origins[i].Weight != r.Weights[name]
 	}
-	if err := e.err(); err != nil {
-		return nil, 0, err
-	}
-	if !changes {
+	if e.err() == nil && !changes {
 		e.add("weights", "every weight named is already the pool's: nothing to roll out")
-		return nil, 0, e.err()
+	}
+	if err := e.err(); err != nil {
+		return err
 	}
 	final := r.Apply(p, 100)
 	if err := final.Validate(nil); err != nil {
-		return nil, 0, fmt.Errorf("the pool with the new weights: %w", err)
+		return fmt.Errorf("the pool with the new weights: %w", err)
 	}
 	if guard != nil {
-		if err := guard(final); err != nil {
-			return nil, 0, err
-		}
+		return guard(final)
 	}
-	out, rev, err := CreateIn(tx, r, now)
-	if err != nil {
-		return nil, 0, err
-	}
-	return out.(*Rollout), rev, nil
+	return nil
 }
 
 // ChangeRolloutIn applies action to rollout id inside tx; see

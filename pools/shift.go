@@ -185,16 +185,22 @@ func ParseShiftDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// startTime is when something asked to start at (zero: now) starts: now
+// at the earliest, at the store's precision.
+func startTime(at, now time.Time) time.Time {
+	if at.IsZero() || at.Before(now) {
+		at = now
+	}
+	return StoreTime(at)
+}
+
 // Prepare fills a new shift's times from now: StartsAt defaults to now,
 // ExpiresAt to StartsAt + Duration. It reports every field at fault,
 // those of Validate included, so a create names them all at once.
 func (s *Shift) Prepare(now time.Time) error {
 	var e errs
 	now = StoreTime(now)
-	if s.StartsAt.IsZero() || s.StartsAt.Before(now) {
-		s.StartsAt = now
-	}
-	s.StartsAt = StoreTime(s.StartsAt)
+	s.StartsAt = startTime(s.StartsAt, now)
 	switch {
 	case s.Duration != "" && !s.ExpiresAt.IsZero():
 		e.add("duration", "give a duration or expires_at, not both")
@@ -342,24 +348,32 @@ const (
 
 // StartShiftIn stores s inside tx after guard accepts it.
 func StartShiftIn(tx Tx, s *Shift, guard func([]Shift) error, list func() ([]Shift, error), now time.Time) (*Shift, int64, error) {
-	if _, err := tx.BumpRevision(); err != nil {
-		return nil, 0, err
-	}
-	stored, err := list()
-	if err != nil {
-		return nil, 0, err
-	}
-	if guard != nil {
-		if err := guard(stored); err != nil {
-			return nil, 0, err
+	return createChecked(tx, s, func() error {
+		stored, err := list()
+		if err != nil || guard == nil {
+			return err
 		}
+		return guard(stored)
+	}, now)
+}
+
+// createChecked stores o inside tx once check accepts it. check runs
+// after the revision is bumped, so that writers serialise before it reads
+// what they write over; CreateIn bumps once more, and o's revision is the
+// later one.
+func createChecked[T Object](tx Tx, o T, check func() error, now time.Time) (T, int64, error) {
+	var none T
+	if _, err := tx.BumpRevision(); err != nil {
+		return none, 0, err
 	}
-	// CreateIn bumps once more: the shift's revision is the later one.
-	o, rev, err := CreateIn(tx, s, now)
+	if err := check(); err != nil {
+		return none, 0, err
+	}
+	out, rev, err := CreateIn(tx, o, now)
 	if err != nil {
-		return nil, 0, err
+		return none, 0, err
 	}
-	return o.(*Shift), rev, nil
+	return out.(T), rev, nil
 }
 
 // EndShiftIn ends shift id at now inside tx.

@@ -12,40 +12,45 @@ import (
 // rolloutStepBucket holds "id/step" for the rollout steps audited.
 var rolloutStepBucket = []byte("audit.rollout_step")
 
-// rolloutWrite runs one audited rollout write and wakes the watchers.
-func (s *Store) rolloutWrite(ctx context.Context, fn func(t *pools.Recorder) (*pools.Rollout, int64, error)) (*pools.Rollout, error) {
-	var out *pools.Rollout
-	rev, err := s.audited(ctx, pools.KindRollout, func(t *pools.Recorder) (string, int64, error) {
+// writeOne runs one audited write of an object of kind k, which fn
+// returns with the global revision, and wakes the watchers.
+func writeOne[T pools.Object](s *Store, ctx context.Context, k pools.Kind, fn func(t *pools.Recorder) (T, int64, error)) (T, error) {
+	var out T
+	rev, err := s.audited(ctx, k, func(t *pools.Recorder) (string, int64, error) {
 		var rev int64
 		var err error
 		if out, rev, err = fn(t); err != nil {
 			return "", 0, err
 		}
-		return out.ID, rev, nil
+		return out.ObjectMeta().ID, rev, nil
 	})
 	if err != nil {
-		return nil, err
+		var none T
+		return none, err
 	}
 	s.watchers.Notify(pools.Change{Revision: rev})
 	return out, nil
 }
 
-// StartRollout stores r; see pools.StartRolloutIn.
-func (s *Store) StartRollout(ctx context.Context, r *pools.Rollout, guard func(*pools.Pool) error) (*pools.Rollout, error) {
-	return s.rolloutWrite(ctx, func(t *pools.Recorder) (*pools.Rollout, int64, error) {
-		list := func() ([]pools.Rollout, error) {
-			var all []pools.Rollout
-			err := each(t.Tx.(txn).tx, pools.KindRollout, func(o pools.Object) { all = append(all, *o.(*pools.Rollout)) })
-			return all, err
-		}
-		return pools.StartRolloutIn(t, r, guard, list, s.now())
-	})
+// listAll reads every object of kind k, of type T, in creation order.
+func listAll[T any](tx *bbolt.Tx, k pools.Kind) ([]T, error) {
+	var all []T
+	err := each(tx, k, func(o pools.Object) { all = append(all, *any(o).(*T)) })
+	return all, err
 }
 
 // ChangeRollout applies an event to a rollout; see pools.ChangeRolloutIn.
 func (s *Store) ChangeRollout(ctx context.Context, id string, ifRevision int64, action, reason string) (*pools.Rollout, error) {
-	return s.rolloutWrite(ctx, func(t *pools.Recorder) (*pools.Rollout, int64, error) {
+	return writeOne(s, ctx, pools.KindRollout, func(t *pools.Recorder) (*pools.Rollout, int64, error) {
 		return pools.ChangeRolloutIn(t, id, ifRevision, action, reason, s.now())
+	})
+}
+
+// StartRollout stores r; see pools.StartRolloutIn.
+func (s *Store) StartRollout(ctx context.Context, r *pools.Rollout, guard func(*pools.Pool) error) (*pools.Rollout, error) {
+	return writeOne(s, ctx, pools.KindRollout, func(t *pools.Recorder) (*pools.Rollout, int64, error) {
+		list := func() ([]pools.Rollout, error) { return listAll[pools.Rollout](t.Tx.(txn).tx, pools.KindRollout) }
+		return pools.StartRolloutIn(t, r, guard, list, s.now())
 	})
 }
 

@@ -14,43 +14,17 @@ var shiftExpiryBucket = []byte("audit.shift_expiry")
 
 // StartShift stores s unless guard refuses it; see pools.StartShiftIn.
 func (s *Store) StartShift(ctx context.Context, sh *pools.Shift, guard func([]pools.Shift) error) (*pools.Shift, error) {
-	var out *pools.Shift
-	rev, err := s.audited(ctx, pools.KindShift, func(t *pools.Recorder) (string, int64, error) {
-		tx := t.Tx.(txn).tx
-		list := func() ([]pools.Shift, error) {
-			var all []pools.Shift
-			err := each(tx, pools.KindShift, func(o pools.Object) { all = append(all, *o.(*pools.Shift)) })
-			return all, err
-		}
-		var rev int64
-		var err error
-		out, rev, err = pools.StartShiftIn(t, sh, guard, list, s.now())
-		if err != nil {
-			return "", 0, err
-		}
-		return out.ID, rev, nil
+	return writeOne(s, ctx, pools.KindShift, func(t *pools.Recorder) (*pools.Shift, int64, error) {
+		list := func() ([]pools.Shift, error) { return listAll[pools.Shift](t.Tx.(txn).tx, pools.KindShift) }
+		return pools.StartShiftIn(t, sh, guard, list, s.now())
 	})
-	if err != nil {
-		return nil, err
-	}
-	s.watchers.Notify(pools.Change{Revision: rev})
-	return out, nil
 }
 
 // EndShift ends a shift early; see pools.EndShiftIn.
 func (s *Store) EndShift(ctx context.Context, id string) (*pools.Shift, error) {
-	var out *pools.Shift
-	rev, err := s.audited(ctx, pools.KindShift, func(t *pools.Recorder) (string, int64, error) {
-		var rev int64
-		var err error
-		out, rev, err = pools.EndShiftIn(t, id, s.now())
-		return id, rev, err
+	return writeOne(s, ctx, pools.KindShift, func(t *pools.Recorder) (*pools.Shift, int64, error) {
+		return pools.EndShiftIn(t, id, s.now())
 	})
-	if err != nil {
-		return nil, err
-	}
-	s.watchers.Notify(pools.Change{Revision: rev})
-	return out, nil
 }
 
 // RecordShiftExpiry audits sh's expiry once.
@@ -82,11 +56,10 @@ func (s *Store) PruneShifts(ctx context.Context, before time.Time) (int, error) 
 	var n int
 	var rev int64
 	err := s.batch(ctx, func(tx *bbolt.Tx) error {
-		var list []pools.Shift
-		if err := each(tx, pools.KindShift, func(o pools.Object) { list = append(list, *o.(*pools.Shift)) }); err != nil {
+		list, err := listAll[pools.Shift](tx, pools.KindShift)
+		if err != nil {
 			return err
 		}
-		var err error
 		n, rev, err = pools.PruneShiftsIn(txn{tx}, list, before)
 		return err
 	})

@@ -6,33 +6,35 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// StartRollout stores r; see pools.StartRolloutIn.
-func (s *Store) StartRollout(ctx context.Context, r *pools.Rollout, guard func(*pools.Pool) error) (*pools.Rollout, error) {
-	var out *pools.Rollout
-	err := s.audited(ctx, pools.KindRollout, func(t *pools.Recorder) (string, int64, error) {
-		tx := t.Tx.(*txn)
-		list := func() ([]pools.Rollout, error) { return readAll[pools.Rollout](tx.ctx, tx.tx, pools.KindRollout) }
+// writeOne runs one audited write of an object of kind k, which fn
+// returns with the global revision.
+func writeOne[T pools.Object](s *Store, ctx context.Context, k pools.Kind, fn func(t *pools.Recorder) (T, int64, error)) (T, error) {
+	var out T
+	err := s.audited(ctx, k, func(t *pools.Recorder) (string, int64, error) {
 		var rev int64
 		var err error
-		out, rev, err = pools.StartRolloutIn(t, r, guard, list, s.now())
-		if err != nil {
+		if out, rev, err = fn(t); err != nil {
 			return "", 0, err
 		}
-		return out.ID, rev, nil
+		return out.ObjectMeta().ID, rev, nil
 	})
 	return out, err
 }
 
+// StartRollout stores r; see pools.StartRolloutIn.
+func (s *Store) StartRollout(ctx context.Context, r *pools.Rollout, guard func(*pools.Pool) error) (*pools.Rollout, error) {
+	return writeOne(s, ctx, pools.KindRollout, func(t *pools.Recorder) (*pools.Rollout, int64, error) {
+		tx := t.Tx.(*txn)
+		list := func() ([]pools.Rollout, error) { return readAll[pools.Rollout](tx.ctx, tx.tx, pools.KindRollout) }
+		return pools.StartRolloutIn(t, r, guard, list, s.now())
+	})
+}
+
 // ChangeRollout applies an event to a rollout; see pools.ChangeRolloutIn.
 func (s *Store) ChangeRollout(ctx context.Context, id string, ifRevision int64, action, reason string) (*pools.Rollout, error) {
-	var out *pools.Rollout
-	err := s.audited(ctx, pools.KindRollout, func(t *pools.Recorder) (string, int64, error) {
-		var rev int64
-		var err error
-		out, rev, err = pools.ChangeRolloutIn(t, id, ifRevision, action, reason, s.now())
-		return id, rev, err
+	return writeOne(s, ctx, pools.KindRollout, func(t *pools.Recorder) (*pools.Rollout, int64, error) {
+		return pools.ChangeRolloutIn(t, id, ifRevision, action, reason, s.now())
 	})
-	return out, err
 }
 
 // RecordRolloutStep audits step k of r once: a partial unique index keeps

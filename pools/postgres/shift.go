@@ -9,31 +9,18 @@ import (
 
 // StartShift stores s unless guard refuses it; see pools.StartShiftIn.
 func (s *Store) StartShift(ctx context.Context, sh *pools.Shift, guard func([]pools.Shift) error) (*pools.Shift, error) {
-	var out *pools.Shift
-	err := s.audited(ctx, pools.KindShift, func(t *pools.Recorder) (string, int64, error) {
+	return writeOne(s, ctx, pools.KindShift, func(t *pools.Recorder) (*pools.Shift, int64, error) {
 		tx := t.Tx.(*txn)
 		list := func() ([]pools.Shift, error) { return readAll[pools.Shift](tx.ctx, tx.tx, pools.KindShift) }
-		var rev int64
-		var err error
-		out, rev, err = pools.StartShiftIn(t, sh, guard, list, s.now())
-		if err != nil {
-			return "", 0, err
-		}
-		return out.ID, rev, nil
+		return pools.StartShiftIn(t, sh, guard, list, s.now())
 	})
-	return out, err
 }
 
 // EndShift ends a shift early; see pools.EndShiftIn.
 func (s *Store) EndShift(ctx context.Context, id string) (*pools.Shift, error) {
-	var out *pools.Shift
-	err := s.audited(ctx, pools.KindShift, func(t *pools.Recorder) (string, int64, error) {
-		var rev int64
-		var err error
-		out, rev, err = pools.EndShiftIn(t, id, s.now())
-		return id, rev, err
+	return writeOne(s, ctx, pools.KindShift, func(t *pools.Recorder) (*pools.Shift, int64, error) {
+		return pools.EndShiftIn(t, id, s.now())
 	})
-	return out, err
 }
 
 // RecordShiftExpiry audits sh's expiry once: a partial unique index keeps

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -112,20 +111,14 @@ func testNotifyOutbox(t *testing.T, s pools.Store) {
 			t.Fatal(err)
 		}
 	}
-	var wg sync.WaitGroup
 	counts := make([]int, 4)
-	for i := range counts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			evs, err := s.RecordStates(c, []pools.StateChange{health("p1", pools.StateDown, t0), health("p2", pools.StateDown, t0)})
-			if err != nil {
-				t.Error(err)
-			}
-			counts[i] = len(evs)
-		}()
-	}
-	wg.Wait()
+	atOnce(4, func(i int) {
+		evs, err := s.RecordStates(c, []pools.StateChange{health("p1", pools.StateDown, t0), health("p2", pools.StateDown, t0)})
+		if err != nil {
+			t.Error(err)
+		}
+		counts[i] = len(evs)
+	})
 	if n := counts[0] + counts[1] + counts[2] + counts[3]; n != 2 {
 		t.Fatalf("4 nodes reporting 2 transitions recorded %v events, want 2 in all", counts)
 	}

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -84,17 +83,11 @@ func testRollouts(t *testing.T, s pools.Store) {
 		t.Fatalf("resume: %+v, %v", resumed, err)
 	}
 	// Two nodes see the same guard fail: one roll back is written.
-	var wg sync.WaitGroup
 	errs := make([]error, 2)
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = s.ChangeRollout(c, got.ID, resumed.Revision, pools.RolloutRollBack, "origin b is down")
-		}()
-	}
-	wg.Wait()
-	if (errs[0] == nil) == (errs[1] == nil) || !errors.Is(errors.Join(errs...), pools.ErrStale) {
+	atOnce(2, func(i int) {
+		_, errs[i] = s.ChangeRollout(c, got.ID, resumed.Revision, pools.RolloutRollBack, "origin b is down")
+	})
+	if !oneWins(errs) {
 		t.Fatalf("two roll backs at one revision: %v, want one to win and one stale", errs)
 	}
 	o, err := s.Get(c, pools.KindRollout, got.ID)

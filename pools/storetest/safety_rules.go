@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/glb-dns/glb/pools"
@@ -45,17 +44,11 @@ func testSafetyRules(t *testing.T, s pools.Store) {
 	if _, err := s.PutSafetyRules(c, pools.SafetyRules{}, 0); !errors.Is(err, pools.ErrStale) {
 		t.Fatalf("If-Match 0 (never written) over written rules: %v, want stale", err)
 	}
-	var wg sync.WaitGroup
 	errs := make([]error, 2)
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = s.PutSafetyRules(c, pools.SafetyRules{MaxShiftedZones: 10 + i}, put.Revision)
-		}()
-	}
-	wg.Wait()
-	if (errs[0] == nil) == (errs[1] == nil) || !errors.Is(errors.Join(errs...), pools.ErrStale) {
+	atOnce(2, func(i int) {
+		_, errs[i] = s.PutSafetyRules(c, pools.SafetyRules{MaxShiftedZones: 10 + i}, put.Revision)
+	})
+	if !oneWins(errs) {
 		t.Fatalf("two writers over revision %d: %v", put.Revision, errs)
 	}
 	audit, err := s.Audit(c, pools.AuditFilter{Kind: pools.KindSafetyRules}, pools.Page{})

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -42,20 +41,14 @@ func testShifts(t *testing.T, s pools.Store) {
 	}
 	// Two shifts started at once: each guard sees the other's when it runs
 	// second, never neither of them.
-	var wg sync.WaitGroup
 	counts := make([]int, 2)
-	for i := range counts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			other := *sh
-			other.Target = pools.ShiftTarget{Zone: "zone-2"}
-			if _, err := s.StartShift(c, &other, func(stored []pools.Shift) error { counts[i] = len(stored); return nil }); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
+	atOnce(2, func(i int) {
+		other := *sh
+		other.Target = pools.ShiftTarget{Zone: "zone-2"}
+		if _, err := s.StartShift(c, &other, func(stored []pools.Shift) error { counts[i] = len(stored); return nil }); err != nil {
+			t.Error(err)
+		}
+	})
 	if !(counts[0] == 1 && counts[1] == 2 || counts[0] == 2 && counts[1] == 1) {
 		t.Fatalf("concurrent guards saw %v stored shifts, want 1 and 2", counts)
 	}

@@ -69,6 +69,26 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 	}
 }
 
+// atOnce runs fn(0), ..., fn(n-1) at once, each on its goroutine, and
+// waits for them all: writers that race, as nodes do.
+func atOnce(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(i)
+		}()
+	}
+	wg.Wait()
+}
+
+// oneWins reports whether, of two writes at one revision, one was stored
+// and the other found the revision stale.
+func oneWins(errs []error) bool {
+	return (errs[0] == nil) != (errs[1] == nil) && errors.Is(errors.Join(errs...), pools.ErrStale)
+}
+
 func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
