@@ -16,6 +16,7 @@ import (
 // balancer and its pool as they were at that version.
 func TestConsoleVersions(t *testing.T) {
 	g := startParallel(t)
+	ctx := browserTab(t)
 	zone := zoneFor(t, g)
 	g.must("POST", "/api/v1/pools", map[string]any{"id": "web", "name": "web", "origins": []map[string]any{
 		{"name": "a", "address": "192.0.2.1"}, {"name": "b", "address": "192.0.2.2"}}})
@@ -26,7 +27,6 @@ func TestConsoleVersions(t *testing.T) {
 	var v1 struct{ Result pools.VersionObjects }
 	g.call("GET", "/api/v1/load_balancers/www/versions/1", nil, &v1)
 
-	ctx := browserTab(t)
 	var table string
 	drive(t, ctx, "the versions of www", chromedp.Navigate(g.api+"/ui/#edit/load_balancers/www"),
 		chromedp.WaitVisible(`#versions-table`), chromedp.Text(`#versions-table`, &table))
