@@ -55,8 +55,9 @@ func edgeFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after func
 	}
 }
 
-// dnsListenAddrs splits --dns-listen: a comma-separated list.
-func dnsListenAddrs(s string) []string {
+// commaList splits a comma-separated flag (--dns-listen, --xdp-interface)
+// into its items, blanks dropped.
+func commaList(s string) []string {
 	var out []string
 	for _, a := range strings.Split(s, ",") {
 		if a = strings.TrimSpace(a); a != "" {
@@ -70,7 +71,7 @@ func dnsListenAddrs(s string) []string {
 // edge flags.
 func (c *Config) validateEdge() []error {
 	var errs []error
-	addrs := dnsListenAddrs(c.DNSListen)
+	addrs := commaList(c.DNSListen)
 	if len(addrs) == 0 {
 		errs = append(errs, fmt.Errorf("--dns-listen: at least one address"))
 	}

@@ -32,7 +32,7 @@ func TestConfigEdgeFlags(t *testing.T) {
 	if c.UDPSockets != 3 {
 		t.Errorf("GLB_UDP_SOCKETS=3 gave %d sockets", c.UDPSockets)
 	}
-	if got := dnsListenAddrs(c.DNSListen); len(got) != 2 || got[1] != "[::]:53" {
+	if got := commaList(c.DNSListen); len(got) != 2 || got[1] != "[::]:53" {
 		t.Errorf("listen addresses %q", got)
 	}
 	if c, err := parseConfig("glbd", nil, env(map[string]string{"GLB_NSID": "edge-7"}), io.Discard); err != nil || c.NSID != "edge-7" {

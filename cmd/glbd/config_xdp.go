@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
-	"strings"
 )
 
 // xdpFlags are the flags of the AF_XDP path (dnsserver/xdp). They return
@@ -26,19 +25,8 @@ func xdpFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after func(
 	return func() error { return perr }
 }
 
-// xdpInterfaces splits --xdp-interface.
-func xdpInterfaces(s string) []string {
-	var out []string
-	for _, a := range strings.Split(s, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 func (c *Config) validateXDP() []error {
-	if c.XDPRequired && len(xdpInterfaces(c.XDPInterface)) == 0 {
+	if c.XDPRequired && len(commaList(c.XDPInterface)) == 0 {
 		return []error{errors.New("--xdp-required: set --xdp-interface too")}
 	}
 	return nil

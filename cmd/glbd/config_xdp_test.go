@@ -13,7 +13,7 @@ func TestConfigXDP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := xdpInterfaces(c.XDPInterface); !slices.Equal(got, []string{"eth0", "eth1"}) || !c.XDPRequired {
+	if got := commaList(c.XDPInterface); !slices.Equal(got, []string{"eth0", "eth1"}) || !c.XDPRequired {
 		t.Errorf("from the environment: interfaces %q, required %v", got, c.XDPRequired)
 	}
 	c, err = parseConfig("glbd", []string{"--xdp-interface", "eth2", "--xdp-required=false"}, env(map[string]string{"GLB_XDP_INTERFACE": "eth0", "GLB_XDP_REQUIRED": "true"}), io.Discard)

@@ -46,7 +46,7 @@ func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog
 	if cfg.AnalyticsCells > 0 {
 		d.counts = analytics.NewCounts(cfg.AnalyticsCells)
 	}
-	addrs := dnsListenAddrs(cfg.DNSListen)
+	addrs := commaList(cfg.DNSListen)
 	for _, addr := range addrs {
 		r := reg
 		if len(addrs) > 1 {
@@ -80,7 +80,7 @@ func (d *dnsService) attachXDP(cfg *Config, reg prometheus.Registerer) error {
 	for _, srv := range d.srvs {
 		targets = append(targets, xdp.Target{Addr: srv.Addr(), NewResponder: func() xdp.Responder { return srv.NewResponder() }})
 	}
-	for _, ifc := range xdpInterfaces(cfg.XDPInterface) {
+	for _, ifc := range commaList(cfg.XDPInterface) {
 		p, err := xdp.Attach(xdp.Config{Interface: ifc, Targets: targets, Registerer: reg, Logger: d.log})
 		if err != nil {
 			if cfg.XDPRequired {

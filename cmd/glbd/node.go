@@ -221,32 +221,11 @@ func (n *node) reportStarts(ctx context.Context) {
 	if n.cfg == nil || n.fromFile || n.notify == nil {
 		return
 	}
-	now := time.Now()
-	var due []pools.Shift
-	for _, sh := range n.cfg.Shifts {
-		if sh.State(now) == pools.ShiftActive && !n.started[sh.ID] {
-			due = append(due, sh)
+	n.reportEach(ctx, shiftsNewlyIn(n.cfg.Shifts, pools.ShiftActive, &n.started), func(ctx context.Context, sh *pools.Shift) {
+		if _, err := n.store.AddEvent(ctx, pools.ShiftEvent(sh, pools.ShiftEventStarted, sh.StartsAt, pools.ActorClock)); err != nil {
+			n.log.Warn("recording a shift's start", "shift", sh.ID, "err", err)
 		}
-	}
-	if len(due) == 0 {
-		return
-	}
-	if n.started == nil {
-		n.started = map[string]bool{}
-	}
-	for _, sh := range due {
-		n.started[sh.ID] = true
-	}
-	go func() {
-		for _, sh := range due {
-			actx, cancel := context.WithTimeout(ctx, storeProbe)
-			_, err := n.store.AddEvent(actx, pools.ShiftEvent(&sh, pools.ShiftEventStarted, sh.StartsAt, pools.ActorClock))
-			cancel()
-			if err != nil {
-				n.log.Warn("recording a shift's start", "shift", sh.ID, "err", err)
-			}
-		}
-	}()
+	})
 }
 
 // auditExpiries reports the shifts that reached their expiry since this
@@ -255,32 +234,46 @@ func (n *node) auditExpiries(ctx context.Context) {
 	if n.cfg == nil || n.fromFile {
 		return
 	}
+	n.reportEach(ctx, shiftsNewlyIn(n.cfg.Shifts, pools.ShiftExpired, &n.expired), func(ctx context.Context, sh *pools.Shift) {
+		if err := n.store.RecordShiftExpiry(ctx, sh); err != nil {
+			n.log.Warn("auditing a shift's expiry", "shift", sh.ID, "err", err)
+		} else {
+			n.log.Info("shift expired", "shift", sh.ID, "target", sh.Target.String(), "expires_at", sh.ExpiresAt)
+		}
+	})
+}
+
+// shiftsNewlyIn returns the shifts in state now that seen (made on first
+// use) does not hold yet, and adds them to it: this node reports each
+// once.
+func shiftsNewlyIn(shifts []pools.Shift, state string, seen *map[string]bool) []pools.Shift {
 	now := time.Now()
 	var due []pools.Shift
-	for _, sh := range n.cfg.Shifts {
-		if sh.State(now) == pools.ShiftExpired && !n.expired[sh.ID] {
+	for _, sh := range shifts {
+		if sh.State(now) == state && !(*seen)[sh.ID] {
 			due = append(due, sh)
 		}
 	}
-	if len(due) == 0 {
-		return
-	}
-	if n.expired == nil {
-		n.expired = map[string]bool{}
+	if len(due) > 0 && *seen == nil {
+		*seen = map[string]bool{}
 	}
 	for _, sh := range due {
-		n.expired[sh.ID] = true
+		(*seen)[sh.ID] = true
+	}
+	return due
+}
+
+// reportEach runs report for each shift, one at a time, in the
+// background (the node's loop does no I/O), each bounded by storeProbe.
+func (n *node) reportEach(ctx context.Context, due []pools.Shift, report func(context.Context, *pools.Shift)) {
+	if len(due) == 0 {
+		return
 	}
 	go func() {
 		for _, sh := range due {
 			actx, cancel := context.WithTimeout(ctx, storeProbe)
-			err := n.store.RecordShiftExpiry(actx, &sh)
+			report(actx, &sh)
 			cancel()
-			if err != nil {
-				n.log.Warn("auditing a shift's expiry", "shift", sh.ID, "err", err)
-			} else {
-				n.log.Info("shift expired", "shift", sh.ID, "target", sh.Target.String(), "expires_at", sh.ExpiresAt)
-			}
 		}
 	}()
 }
