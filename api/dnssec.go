@@ -170,9 +170,7 @@ func (s *server) dnssecRollover(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !z.DNSSEC.Enabled {
-		p := newProblem(http.StatusConflict, "the zone does not sign: set dnssec.enabled first")
-		p.Type, p.Title = problemRollover, "Rollover refused"
-		s.writeError(w, r, p)
+		s.writeError(w, r, rolloverRefused("the zone does not sign: set dnssec.enabled first"))
 		return
 	}
 	keys, err := s.Store.UpdateZoneKeys(r.Context(), z.ID, func(cur []pools.ZoneKey) ([]pools.ZoneKey, error) {
@@ -184,9 +182,7 @@ func (s *server) dnssecRollover(w http.ResponseWriter, r *http.Request) {
 	})
 	var early *zonekeys.TooEarlyError
 	if errors.As(err, &early) {
-		p := newProblem(http.StatusConflict, early.Error()+"; resolvers may still hold the previous step (send {\"force\": true} to take it anyway)")
-		p.Type, p.Title = problemRollover, "Rollover refused"
-		s.writeError(w, r, p)
+		s.writeError(w, r, rolloverRefused(early.Error()+"; resolvers may still hold the previous step (send {\"force\": true} to take it anyway)"))
 		return
 	}
 	if err != nil {
@@ -200,4 +196,11 @@ func (s *server) dnssecRollover(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Info("dnssec rollover step", "zone", z.Name, "phase", v.Rollover.Phase, "force", req.Force, "by", callerOf(r.Context()))
 	writeJSON(w, http.StatusOK, item{Result: v})
+}
+
+// rolloverRefused is the 409 of a rollover step not taken, saying why.
+func rolloverRefused(why string) *Problem {
+	p := newProblem(http.StatusConflict, why)
+	p.Type, p.Title = problemRollover, "Rollover refused"
+	return p
 }
