@@ -332,22 +332,21 @@ func addresses(typ string, targets []string) ([]string, error) {
 func (p *provider) writePool(ctx context.Context, st *state, k setKey, t target, want ours, w *writes) error {
 	tag := p.tag()
 	empty := len(want.v4)+len(want.v6) == 0
-	for attempt := 0; attempt < writeAttempts; attempt++ {
-		if attempt > 0 {
-			w.retries.Add(1)
+	return retry(w, "pool "+t.poolID, func(again bool) (stale bool, err error) {
+		if again {
 			pl, err := p.cl.pool(ctx, t.poolID)
 			if statusOf(err) == http.StatusNotFound {
 				pl, err = nil, nil
 			}
 			if err != nil {
-				return err
+				return false, err
 			}
 			st.setPool(t.poolID, pl)
 		}
 		pl := st.pool(t.poolID)
 		if pl == nil {
 			if empty {
-				return nil
+				return false, nil
 			}
 			body := map[string]any{
 				"id": t.poolID, "name": k.name + " " + k.setID, "owner": tag,
@@ -360,31 +359,29 @@ func (p *provider) writePool(ctx context.Context, st *state, k setKey, t target,
 			var made glbPool
 			err := p.cl.do(ctx, http.MethodPost, prefix+"/pools", body, 0, &made)
 			if statusOf(err) == http.StatusConflict {
-				continue // made meanwhile (a retry of ours): read it and update
+				return true, nil // made meanwhile (a retry of ours): read it and update
 			}
 			if err != nil {
-				return err
+				return false, err
 			}
 			w.n.Add(1)
 			st.setPool(t.poolID, &made)
-			return nil
+			return false, nil
 		}
 		origins := p.originDocs(pl, k.setID, want)
 		if len(origins) == 0 {
 			if pl.Owner != tag {
-				return fmt.Errorf("pool %s holds only this cluster's origins but was made by someone else (owner %q): glb keeps at least one origin in a pool, remove the pool there", pl.ID, pl.Owner)
+				return false, fmt.Errorf("pool %s holds only this cluster's origins but was made by someone else (owner %q): glb keeps at least one origin in a pool, remove the pool there", pl.ID, pl.Owner)
 			}
 			if err := p.leaveLB(ctx, st, k.name, pl.ID, w); err != nil {
-				return err
+				return false, err
 			}
-			if stale, err := p.remove(ctx, objectPath("pools", pl.ID), pl.Revision); stale {
-				continue
-			} else if err != nil {
-				return err
+			if stale, err := p.remove(ctx, objectPath("pools", pl.ID), pl.Revision); stale || err != nil {
+				return stale, err
 			}
 			w.n.Add(1)
 			st.setPool(pl.ID, nil)
-			return nil
+			return false, nil
 		}
 		patch := map[string]any{}
 		if !sameDocs(pl.Origins, origins) {
@@ -397,22 +394,8 @@ func (p *provider) writePool(ctx context.Context, st *state, k setKey, t target,
 				patch["monitor"] = t.monitor
 			}
 		}
-		if len(patch) == 0 {
-			return nil
-		}
-		var out glbPool
-		err := p.cl.do(ctx, http.MethodPatch, objectPath("pools", pl.ID), patch, pl.Revision, &out)
-		if isStale(err) || statusOf(err) == http.StatusNotFound {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		w.n.Add(1)
-		st.setPool(pl.ID, &out)
-		return nil
-	}
-	return fmt.Errorf("pool %s: still changed by someone else after %d attempts", t.poolID, writeAttempts)
+		return patchIn(ctx, p, "pools", pl.ID, pl.Revision, patch, w, func(out *glbPool) { st.setPool(pl.ID, out) })
+	})
 }
 
 // originDocs is the pool's new origin list: everyone else's as they are,
@@ -478,14 +461,7 @@ func sameDocs(raws []json.RawMessage, docs []map[string]any) bool {
 // of the load balancer (steering, fallback, order, TTL) is the operator's;
 // in one the provider made, it sets the TTL an endpoint asks for.
 func (p *provider) joinLB(ctx context.Context, st *state, name string, t target, w *writes) error {
-	for attempt := 0; attempt < writeAttempts; attempt++ {
-		if attempt > 0 {
-			w.retries.Add(1)
-			if err := p.refreshLB(ctx, st, name); err != nil {
-				return err
-			}
-		}
-		lb := st.lb(name)
+	return p.retryLB(ctx, st, name, w, func(lb *glbLB, attempt int) (stale bool, err error) {
 		if lb == nil {
 			body := map[string]any{
 				"id": lbIDFor(name), "zone": p.zoneID, "name": name, "owner": lbOwner,
@@ -504,14 +480,14 @@ func (p *provider) joinLB(ctx context.Context, st *state, name string, t target,
 				// Another cluster made it meanwhile (same id, or the name
 				// taken): read it and join. A 400 that is not that shows
 				// again on the next attempt and is returned then.
-				continue
+				return true, nil
 			}
 			if err != nil {
-				return err
+				return false, err
 			}
 			w.n.Add(1)
 			st.setLB(name, &made)
-			return nil
+			return false, nil
 		}
 		patch := map[string]any{}
 		if !slices.Contains(lb.DefaultPools, t.poolID) {
@@ -537,15 +513,8 @@ func (p *provider) joinLB(ctx context.Context, st *state, name string, t target,
 		if lb.Owner == lbOwner && t.ttl > 0 && lb.TTL != t.ttl {
 			patch["ttl"] = t.ttl
 		}
-		if len(patch) == 0 {
-			return nil
-		}
-		done, err := p.patchLB(ctx, st, lb, patch, w)
-		if done || err != nil {
-			return err
-		}
-	}
-	return fmt.Errorf("load balancer %s: still changed by someone else after %d attempts", name, writeAttempts)
+		return p.patchLB(ctx, st, lb, patch, w)
+	})
 }
 
 // leaveLB takes the pool out of every list of the name's load balancer.
@@ -554,16 +523,9 @@ func (p *provider) joinLB(ctx context.Context, st *state, name string, t target,
 // operator's load balancer keeps its fallback: when that is this pool, or
 // this is its last pool, the provider says so and changes nothing.
 func (p *provider) leaveLB(ctx context.Context, st *state, name, poolID string, w *writes) error {
-	for attempt := 0; attempt < writeAttempts; attempt++ {
-		if attempt > 0 {
-			w.retries.Add(1)
-			if err := p.refreshLB(ctx, st, name); err != nil {
-				return err
-			}
-		}
-		lb := st.lb(name)
+	return p.retryLB(ctx, st, name, w, func(lb *glbLB, _ int) (stale bool, err error) {
 		if lb == nil {
-			return nil
+			return false, nil
 		}
 		without := func(ids []string) []string {
 			return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == poolID })
@@ -594,48 +556,79 @@ func (p *provider) leaveLB(ctx context.Context, st *state, name, poolID string, 
 		mine := lb.Owner == lbOwner
 		if len(dp) == 0 {
 			if !mine {
-				return fmt.Errorf("pool %s is the last default pool of load balancer %s, which was made by hand: remove it there", poolID, lb.ID)
+				return false, fmt.Errorf("pool %s is the last default pool of load balancer %s, which was made by hand: remove it there", poolID, lb.ID)
 			}
-			if stale, err := p.remove(ctx, objectPath("load_balancers", lb.ID), lb.Revision); stale {
-				continue
-			} else if err != nil {
-				return err
+			if stale, err := p.remove(ctx, objectPath("load_balancers", lb.ID), lb.Revision); stale || err != nil {
+				return stale, err
 			}
 			w.n.Add(1)
 			st.setLB(name, nil)
-			return nil
+			return false, nil
 		}
 		if lb.FallbackPool == poolID {
 			if !mine {
-				return fmt.Errorf("pool %s is the fallback pool of load balancer %s, which was made by hand: choose another fallback there", poolID, lb.ID)
+				return false, fmt.Errorf("pool %s is the fallback pool of load balancer %s, which was made by hand: choose another fallback there", poolID, lb.ID)
 			}
 			patch["fallback_pool"] = dp[0]
 		}
-		if len(patch) == 0 {
-			return nil
+		return p.patchLB(ctx, st, lb, patch, w)
+	})
+}
+
+// retry runs step until it is done or fails, at most writeAttempts times:
+// step says stale when another writer (another cluster, an operator) moved
+// the object's revision since it was read, and reads it again when told
+// again.
+func retry(w *writes, what string, step func(again bool) (stale bool, err error)) error {
+	for attempt := 0; attempt < writeAttempts; attempt++ {
+		if attempt > 0 {
+			w.retries.Add(1)
 		}
-		done, err := p.patchLB(ctx, st, lb, patch, w)
-		if done || err != nil {
+		stale, err := step(attempt > 0)
+		if !stale || err != nil {
 			return err
 		}
 	}
-	return fmt.Errorf("load balancer %s: still changed by someone else after %d attempts", name, writeAttempts)
+	return fmt.Errorf("%s: still changed by someone else after %d attempts", what, writeAttempts)
 }
 
-// patchLB writes a merge patch over the revision read; done is false when
-// someone wrote meanwhile (412) or deleted it (404), to read it again.
-func (p *provider) patchLB(ctx context.Context, st *state, lb *glbLB, patch map[string]any, w *writes) (done bool, err error) {
-	var out glbLB
-	err = p.cl.do(ctx, http.MethodPatch, objectPath("load_balancers", lb.ID), patch, lb.Revision, &out)
-	if isStale(err) || statusOf(err) == http.StatusNotFound {
+// retryLB is retry over the name's load balancer (nil when it has none),
+// read again before each new attempt.
+func (p *provider) retryLB(ctx context.Context, st *state, name string, w *writes, step func(lb *glbLB, attempt int) (stale bool, err error)) error {
+	attempt := 0
+	return retry(w, "load balancer "+name, func(again bool) (bool, error) {
+		if again {
+			attempt++
+			if err := p.refreshLB(ctx, st, name); err != nil {
+				return false, err
+			}
+		}
+		return step(st.lb(name), attempt)
+	})
+}
+
+func (p *provider) patchLB(ctx context.Context, st *state, lb *glbLB, patch map[string]any, w *writes) (stale bool, err error) {
+	return patchIn(ctx, p, "load_balancers", lb.ID, lb.Revision, patch, w, func(out *glbLB) { st.setLB(lb.Name, out) })
+}
+
+// patchIn writes a merge patch of an object over the revision read, and
+// keeps what glb answers with; stale when someone wrote meanwhile (412)
+// or deleted it (404), to read it again. An empty patch writes nothing.
+func patchIn[T any](ctx context.Context, p *provider, kind, id string, rev int64, patch map[string]any, w *writes, keep func(*T)) (stale bool, err error) {
+	if len(patch) == 0 {
 		return false, nil
+	}
+	var out T
+	err = p.cl.do(ctx, http.MethodPatch, objectPath(kind, id), patch, rev, &out)
+	if isStale(err) || statusOf(err) == http.StatusNotFound {
+		return true, nil
 	}
 	if err != nil {
 		return false, err
 	}
 	w.n.Add(1)
-	st.setLB(lb.Name, &out)
-	return true, nil
+	keep(&out)
+	return false, nil
 }
 
 // refreshLB reads the name's load balancer again: by id when known, else
@@ -665,13 +658,10 @@ func (p *provider) refreshLB(ctx context.Context, st *state, name string) error 
 // rewritten from a fresh read when another writer got there first.
 func (p *provider) applyRecords(ctx context.Context, recs map[recKey]*endpoint, w *writes) error {
 	tag := p.tag()
-	for attempt := 0; attempt < writeAttempts; attempt++ {
-		if attempt > 0 {
-			w.retries.Add(1)
-		}
+	return retry(w, "zone "+p.zoneID, func(bool) (stale bool, err error) {
 		z, err := p.cl.zone(ctx, p.zoneID)
 		if err != nil {
-			return err
+			return false, err
 		}
 		var keep []json.RawMessage
 		var had []string
@@ -703,7 +693,7 @@ func (p *provider) applyRecords(ctx context.Context, recs map[recKey]*endpoint, 
 		slices.Sort(had)
 		slices.Sort(now)
 		if slices.Equal(had, now) {
-			return nil
+			return false, nil
 		}
 		slices.SortFunc(add, func(a, b glbRecord) int { return strings.Compare(recordLine(a), recordLine(b)) })
 		records := make([]any, 0, len(keep)+len(add))
@@ -713,17 +703,8 @@ func (p *provider) applyRecords(ctx context.Context, recs map[recKey]*endpoint, 
 		for _, r := range add {
 			records = append(records, r)
 		}
-		err = p.cl.do(ctx, http.MethodPatch, objectPath("zones", p.zoneID), map[string]any{"records": records}, z.Revision, nil)
-		if isStale(err) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		w.n.Add(1)
-		return nil
-	}
-	return fmt.Errorf("zone %s: still changed by someone else after %d attempts", p.zoneID, writeAttempts)
+		return patchIn(ctx, p, "zones", p.zoneID, z.Revision, map[string]any{"records": records}, w, func(*glbZone) {})
+	})
 }
 
 func recordLine(r glbRecord) string {

@@ -26,19 +26,17 @@ const testToken = "test-bootstrap-token"
 
 // node is a running glbd with one zone, glb.test.
 type node struct {
-	t    *testing.T
+	t    testing.TB
 	api  string
 	dns  string
 	zone string
+	glbd *testnode.Process
 }
 
-func startNode(t *testing.T) *node {
+func startNode(t testing.TB, glbdArgs ...string) *node {
 	t.Helper()
-	_, m := testnode.Start(t, "glbd", []string{glbdBin, "serve", "--dns-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
-		"--data-dir", t.TempDir(), "--node", "n1", "--region", "WEU", "--api-token", testToken},
-		[]string{"GLB_DATABASE_URL="}, testnode.Serving)
-	n := &node{t: t, dns: m[1], api: "http://" + m[2]}
-	n.zone = "z1"
+	g := testnode.StartGLBD(t, glbdBin, append([]string{"--api-token", testToken}, glbdArgs...)...)
+	n := &node{t: t, dns: g.DNS, api: g.API, zone: "z1", glbd: g.Process}
 	n.must(http.MethodPost, "/zones", map[string]any{"id": n.zone, "name": "glb.test", "nameservers": []string{"ns1.glb.test"}}, "")
 	return n
 }
@@ -49,7 +47,7 @@ func (n *node) provider(owner string) *provider {
 		log: slog.New(slog.NewTextHandler(testWriter{n.t}, nil)).With("owner", owner)}
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
@@ -117,14 +115,14 @@ func ep(name, typ, setID string, targets ...string) *endpoint {
 	return &endpoint{DNSName: name, RecordType: typ, SetIdentifier: setID, Targets: targets}
 }
 
-func apply(t *testing.T, p *provider, ch changes) {
+func apply(t testing.TB, p *provider, ch changes) {
 	t.Helper()
 	if err := p.ApplyChanges(context.Background(), &ch); err != nil {
 		t.Fatalf("apply (%s): %v", p.owner, err)
 	}
 }
 
-func records(t *testing.T, p *provider) []*endpoint {
+func records(t testing.TB, p *provider) []*endpoint {
 	t.Helper()
 	eps, err := p.Records(context.Background())
 	if err != nil {
@@ -145,4 +143,25 @@ func show(eps []*endpoint) string {
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
+}
+
+// applyAtOnce applies each provider's changes, all at once, as clusters
+// syncing at the same moment do.
+func applyAtOnce(t *testing.T, ps []*provider, chs func(*provider) changes) {
+	t.Helper()
+	errs := make(chan error, len(ps))
+	for _, p := range ps {
+		go func() {
+			ch := chs(p)
+			errs <- p.ApplyChanges(context.Background(), &ch)
+		}()
+	}
+	for range ps {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
 }

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -246,26 +245,15 @@ func TestConcurrentClustersLoseNothing(t *testing.T) {
 	n := startNode(t)
 	const names = 15
 	ps := []*provider{n.provider("eu"), n.provider("us"), n.provider("ap")}
-	var wg sync.WaitGroup
-	errs := make(chan error, len(ps)+1)
-	for _, p := range ps {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var ch changes
-			for i := range names {
-				ch.Create = append(ch.Create, ep(fmt.Sprintf("app%d.glb.test", i), "A", p.owner, fmt.Sprintf("192.0.2.%d", i+1)))
-			}
-			errs <- p.ApplyChanges(context.Background(), &ch)
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
+	// The endpoints of each cluster, one per name.
+	eps := func(p *provider) []*endpoint {
+		var out []*endpoint
+		for i := range names {
+			out = append(out, ep(fmt.Sprintf("app%d.glb.test", i), "A", p.owner, fmt.Sprintf("192.0.2.%d", i+1)))
 		}
+		return out
 	}
+	applyAtOnce(t, ps, func(p *provider) changes { return changes{Create: eps(p)} })
 	lbs := n.lbs()
 	for i := range names {
 		name := fmt.Sprintf("app%d.glb.test", i)
@@ -299,27 +287,9 @@ func TestConcurrentClustersLoseNothing(t *testing.T) {
 			n.call(http.MethodPatch, "/load_balancers/"+lbIDFor(fmt.Sprintf("app%d.glb.test", i%names)), map[string]any{"steering_policy": pol}, "")
 		}
 	}()
-	errs = make(chan error, 2)
-	for _, p := range ps[1:] {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var ch changes
-			for i := range names {
-				ch.Delete = append(ch.Delete, ep(fmt.Sprintf("app%d.glb.test", i), "A", p.owner, fmt.Sprintf("192.0.2.%d", i+1)))
-			}
-			errs <- p.ApplyChanges(context.Background(), &ch)
-		}()
-	}
-	wg.Wait()
+	applyAtOnce(t, ps[1:], func(p *provider) changes { return changes{Delete: eps(p)} })
 	close(stop)
 	<-opDone
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	lbs = n.lbs()
 	for i := range names {
 		name := fmt.Sprintf("app%d.glb.test", i)

@@ -56,46 +56,40 @@ func parseOriginName(name string) (setID, addr string, ok bool) {
 func canonicalName(s string) string { return strings.ToLower(strings.TrimSuffix(s, ".")) }
 
 // state is what one Records or ApplyChanges read of glb: the zone's load
-// balancers by name and every pool by id. ApplyChanges' workers share it,
-// so its maps are behind mu.
+// balancers by name and every pool by id. ApplyChanges' workers share it.
 type state struct {
-	mu    sync.Mutex
-	lbs   map[string]*glbLB
-	pools map[string]*glbPool
+	lbs   shared[glbLB]
+	pools shared[glbPool]
 	// monitors are the ids of glb's monitors, so that a pool is never
 	// asked for one glb does not have.
 	monitors []string
 }
 
-func (s *state) lb(name string) *glbLB {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lbs[name]
+func (s *state) lb(name string) *glbLB          { return s.lbs.get(name) }
+func (s *state) setLB(name string, l *glbLB)    { s.lbs.set(name, l) }
+func (s *state) pool(id string) *glbPool        { return s.pools.get(id) }
+func (s *state) setPool(id string, pl *glbPool) { s.pools.set(id, pl) }
+
+// shared is a map the workers read and write at once; a nil value is
+// "none any more".
+type shared[T any] struct {
+	mu sync.Mutex
+	m  map[string]*T
 }
 
-func (s *state) setLB(name string, l *glbLB) {
+func (s *shared[T]) get(k string) *T {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if l == nil {
-		delete(s.lbs, name)
+	return s.m[k]
+}
+
+func (s *shared[T]) set(k string, v *T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v == nil {
+		delete(s.m, k)
 	} else {
-		s.lbs[name] = l
-	}
-}
-
-func (s *state) pool(id string) *glbPool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.pools[id]
-}
-
-func (s *state) setPool(id string, pl *glbPool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if pl == nil {
-		delete(s.pools, id)
-	} else {
-		s.pools[id] = pl
+		s.m[k] = v
 	}
 }
 
@@ -115,9 +109,9 @@ func (p *provider) load(ctx context.Context) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &state{lbs: lbs, pools: make(map[string]*glbPool, len(ps))}
+	st := &state{lbs: shared[glbLB]{m: lbs}, pools: shared[glbPool]{m: make(map[string]*glbPool, len(ps))}}
 	for _, pl := range ps {
-		st.pools[pl.ID] = pl
+		st.pools.m[pl.ID] = pl
 	}
 	for _, m := range ms {
 		st.monitors = append(st.monitors, m.ID)
@@ -207,7 +201,7 @@ func (p *provider) Records(ctx context.Context) ([]*endpoint, error) {
 	}
 	out := []*endpoint{}
 	operators := map[string]bool{}
-	for _, lb := range st.lbs {
+	for _, lb := range st.lbs.m {
 		if lb.Owner != lbOwner {
 			operators[lb.Name] = true
 		}
@@ -215,10 +209,10 @@ func (p *provider) Records(ctx context.Context) ([]*endpoint, error) {
 	p.mu.Lock()
 	p.operatorLBs = operators
 	p.mu.Unlock()
-	for _, lb := range st.lbs {
+	for _, lb := range st.lbs.m {
 		seen := map[string]bool{}
 		for _, id := range lb.DefaultPools {
-			pl := st.pools[id]
+			pl := st.pools.m[id]
 			if pl == nil || seen[id] {
 				continue
 			}

@@ -67,6 +67,9 @@ func Open(path string) (*Store, error) {
 				return err
 			}
 		}
+		if err := initRefs(tx); err != nil {
+			return err
+		}
 		return initChanges(tx)
 	})
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"go.etcd.io/bbolt"
+
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/pools/embedded"
 	"github.com/glb-dns/glb/pools/storetest"
@@ -115,3 +117,53 @@ func TestClosedStoreIsUnavailable(t *testing.T) {
 }
 
 func netCIDR(i int) string { return fmt.Sprintf("10.%d.0.0/16", i) }
+
+// A store written before the reference index has it made when it opens:
+// the zone, pool and monitor in use still refuse deletion, naming who
+// uses them.
+func TestReferenceIndexIsBuiltForAnOlderStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "glb.db")
+	s, err := embedded.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	mustCreate := func(o pools.Object) pools.Object {
+		t.Helper()
+		out, err := s.Create(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	z := mustCreate(storetest.Zone("glb.example.com")).ObjectMeta().ID
+	m := mustCreate(storetest.Monitor()).ObjectMeta().ID
+	p := mustCreate(storetest.Pool("web", m)).ObjectMeta().ID
+	lb := mustCreate(storetest.LoadBalancer("www.glb.example.com", z, p)).ObjectMeta().ID
+	s.Close()
+
+	db, err := bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bbolt.Tx) error { return tx.DeleteBucket([]byte("refs")) }); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	s, err = embedded.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		kind     pools.Kind
+		id, want string
+	}{{pools.KindZone, z, lb}, {pools.KindPool, p, lb}, {pools.KindMonitor, m, p}} {
+		err := s.Delete(ctx, c.kind, c.id, 0)
+		var ce *pools.ConflictError
+		if !errors.As(err, &ce) || len(ce.Referrers) != 1 || ce.Referrers[0].ID != c.want {
+			t.Errorf("delete %s %s: %v, want a conflict naming %s", c.kind.Singular(), c.id, err, c.want)
+		}
+	}
+}

@@ -45,22 +45,9 @@ func (t txn) Owner(k pools.Kind, key string) (string, bool, error) {
 	return string(v), v != nil, nil
 }
 
-// Referrers scans the kinds that can refer to k; configurations are small
-// enough that an index would cost more than it saves.
+// Referrers reads the reference index (refs.go).
 func (t txn) Referrers(k pools.Kind, id string) ([]pools.Referrer, error) {
-	var ps []pools.Pool
-	var lbs []pools.LoadBalancer
-	var err error
-	switch k {
-	case pools.KindMonitor:
-		err = each(t.tx, pools.KindPool, func(o pools.Object) { ps = append(ps, *o.(*pools.Pool)) })
-	case pools.KindZone, pools.KindPool:
-		err = each(t.tx, pools.KindLoadBalancer, func(o pools.Object) { lbs = append(lbs, *o.(*pools.LoadBalancer)) })
-	}
-	if err != nil {
-		return nil, err
-	}
-	return pools.ReferrersIn(k, id, ps, lbs), nil
+	return referrers(t.tx, ref{k, id}), nil
 }
 
 func orderKey(m *pools.Meta) []byte {
@@ -76,6 +63,14 @@ func (t txn) Put(o, old pools.Object) error {
 		return err
 	}
 	if err := t.tx.Bucket(objectBucket(k)).Put([]byte(m.ID), b); err != nil {
+		return err
+	}
+	if old != nil {
+		if err := indexRefs(t.tx, old, false); err != nil {
+			return err
+		}
+	}
+	if err := indexRefs(t.tx, o, true); err != nil {
 		return err
 	}
 	if old == nil {
@@ -108,6 +103,9 @@ func (t txn) dropUnique(o pools.Object) error {
 func (t txn) Remove(old pools.Object) error {
 	k, m := old.Kind(), old.ObjectMeta()
 	if err := t.tx.Bucket(objectBucket(k)).Delete([]byte(m.ID)); err != nil {
+		return err
+	}
+	if err := indexRefs(t.tx, old, false); err != nil {
 		return err
 	}
 	if err := t.tx.Bucket(orderBucket(k)).Delete(orderKey(m)); err != nil {
