@@ -23,9 +23,9 @@ type ref struct {
 }
 
 // targetsOf lists, once each, what o refers to: a load balancer its zone
-// and pools, a pool its monitors (pools.ReferrersIn's relations).
-func targetsOf(o pools.Object) []ref {
-	var out []ref
+// and pools, a pool its monitors (pools.ReferrersIn's relations); name is
+// o's, as its referrers are reported.
+func targetsOf(o pools.Object) (name string, out []ref) {
 	add := func(k pools.Kind, id string) {
 		if id != "" && !slices.Contains(out, ref{k, id}) {
 			out = append(out, ref{k, id})
@@ -33,17 +33,19 @@ func targetsOf(o pools.Object) []ref {
 	}
 	switch v := o.(type) {
 	case *pools.LoadBalancer:
+		name = v.Name
 		add(pools.KindZone, v.Zone)
 		for _, r := range v.PoolRefs() {
 			add(pools.KindPool, r.Pool)
 		}
 	case *pools.Pool:
+		name = v.Name
 		add(pools.KindMonitor, v.Monitor)
 		for _, m := range v.Monitors {
 			add(pools.KindMonitor, m.Monitor)
 		}
 	}
-	return out
+	return name, out
 }
 
 func refPrefix(target ref) []byte {
@@ -54,24 +56,15 @@ func refKey(target, from ref) []byte {
 	return append(refPrefix(target), string(from.kind)+"\x00"+from.id...)
 }
 
-func referrerName(o pools.Object) string {
-	switch v := o.(type) {
-	case *pools.LoadBalancer:
-		return v.Name
-	case *pools.Pool:
-		return v.Name
-	}
-	return ""
-}
-
 // indexRefs adds (add) or drops o's references.
 func indexRefs(tx *bbolt.Tx, o pools.Object, add bool) error {
 	b := tx.Bucket(refsBucket)
 	from := ref{o.Kind(), o.ObjectMeta().ID}
-	for _, target := range targetsOf(o) {
+	name, targets := targetsOf(o)
+	for _, target := range targets {
 		var err error
 		if add {
-			err = b.Put(refKey(target, from), []byte(referrerName(o)))
+			err = b.Put(refKey(target, from), []byte(name))
 		} else {
 			err = b.Delete(refKey(target, from))
 		}
