@@ -213,25 +213,34 @@ func (g *glb) must(method, path string, body any) map[string]any {
 	return res
 }
 
+// get decodes the answer to an operator's GET of path (under /api/v1),
+// envelope and all, into out.
+func (g *glb) get(path string, out any) {
+	g.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, g.api+"/api/v1"+path, nil)
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		g.t.Fatalf("GET %s: %v", path, err)
+	}
+}
+
 // lbs returns the load balancers by name.
 func (g *glb) lbs() map[string]map[string]any {
 	g.t.Helper()
 	out := map[string]map[string]any{}
 	for page := 1; ; page++ {
-		req, _ := http.NewRequest("GET", fmt.Sprintf("%s/api/v1/load_balancers?per_page=1000&page=%d", g.api, page), nil)
-		req.Header.Set("Authorization", "Bearer "+adminToken)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			g.t.Fatal(err)
-		}
 		var env struct {
 			Result     []map[string]any `json:"result"`
 			ResultInfo struct {
 				TotalPages int `json:"total_pages"`
 			} `json:"result_info"`
 		}
-		_ = json.NewDecoder(resp.Body).Decode(&env)
-		resp.Body.Close()
+		g.get(fmt.Sprintf("/load_balancers?per_page=1000&page=%d", page), &env)
 		for _, o := range env.Result {
 			out[o["name"].(string)] = o
 		}
@@ -245,21 +254,12 @@ func (g *glb) lbs() map[string]map[string]any {
 // write has exactly one.
 func (g *glb) writesBy(actor string) int {
 	g.t.Helper()
-	req, _ := http.NewRequest("GET", g.api+"/api/v1/audit?per_page=1&actor="+actor, nil)
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var env struct {
 		ResultInfo struct {
 			TotalCount int `json:"total_count"`
 		} `json:"result_info"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
-		g.t.Fatal(err)
-	}
+	g.get("/audit?per_page=1&actor="+actor, &env)
 	return env.ResultInfo.TotalCount
 }
 
