@@ -15,10 +15,7 @@ import (
 
 // accessRoutes adds the token and audit routes.
 func (s *server) accessRoutes(r chi.Router) {
-	r.Get(Prefix+"/tokens", s.listTokens)
-	r.Post(Prefix+"/tokens", s.createToken)
-	r.Get(Prefix+"/tokens/{name}", s.getToken)
-	r.Delete(Prefix+"/tokens/{name}", s.deleteToken)
+	collection{list: s.listTokens, create: s.createToken, get: s.getToken, delete: s.deleteToken}.mount(r, Prefix+"/tokens", "name")
 	r.Get(Prefix+"/audit", s.audit)
 }
 

@@ -17,11 +17,8 @@ import (
 // notificationRoutes adds the notification subscriptions, their delivery
 // logs and the test call.
 func (s *server) notificationRoutes(r chi.Router) {
-	r.Get(Prefix+"/notifications", s.listNotifications)
-	r.Post(Prefix+"/notifications", s.createNotification)
-	r.Get(Prefix+"/notifications/{id}", s.getNotification)
-	r.Put(Prefix+"/notifications/{id}", s.replaceNotification)
-	r.Delete(Prefix+"/notifications/{id}", s.deleteNotification)
+	collection{list: s.listNotifications, create: s.createNotification, get: s.getNotification,
+		replace: s.replaceNotification, delete: s.deleteNotification}.mount(r, Prefix+"/notifications", "id")
 	r.Get(Prefix+"/notifications/{id}/deliveries", s.notificationDeliveries)
 	r.Post(Prefix+"/notifications/{id}/test", s.testNotification)
 }

@@ -119,13 +119,7 @@ func New(o Options) http.Handler {
 		r.Get(Prefix+"/openapi.json", serveOpenAPI)
 		for _, k := range pools.Kinds {
 			h := resource{s: s, kind: k}
-			coll, item := Prefix+"/"+string(k), Prefix+"/"+string(k)+"/{id}"
-			r.Get(coll, h.list)
-			r.Post(coll, h.create)
-			r.Get(item, h.get)
-			r.Put(item, h.replace)
-			r.Patch(item, h.patch)
-			r.Delete(item, h.delete)
+			collection{h.list, h.create, h.get, h.replace, h.patch, h.delete}.mount(r, Prefix+"/"+string(k), "id")
 		}
 		r.Get(Prefix+"/pools/{id}/health", s.poolHealth)
 		r.Get(Prefix+"/load_balancers/{id}/explain", s.explain)
@@ -161,6 +155,29 @@ func (s *server) served(w http.ResponseWriter, r *http.Request, what string) (sn
 		return nil, nil, false
 	}
 	return snap, locate, true
+}
+
+// collection is the handlers of a collection at a path: list and create
+// on it; get, replace, patch and delete on path/{key}. A nil one is not
+// routed (405, naming the methods that are).
+type collection struct {
+	list, create, get, replace, patch, delete http.HandlerFunc
+}
+
+func (c collection) mount(r chi.Router, path, key string) {
+	item := path + "/{" + key + "}"
+	for _, h := range []struct {
+		method, pattern string
+		fn              http.HandlerFunc
+	}{
+		{http.MethodGet, path, c.list}, {http.MethodPost, path, c.create},
+		{http.MethodGet, item, c.get}, {http.MethodPut, item, c.replace},
+		{http.MethodPatch, item, c.patch}, {http.MethodDelete, item, c.delete},
+	} {
+		if h.fn != nil {
+			r.Method(h.method, h.pattern, h.fn)
+		}
+	}
 }
 
 func (s *server) readyz(w http.ResponseWriter, _ *http.Request) {

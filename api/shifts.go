@@ -20,10 +20,7 @@ const problemSafety = "urn:glb:problem:safety-rule"
 var shiftStates = []string{pools.ShiftScheduled, pools.ShiftActive, pools.ShiftEnded, pools.ShiftExpired}
 
 func (s *server) shiftRoutes(r chi.Router) {
-	r.Get(Prefix+"/shifts", s.listShifts)
-	r.Post(Prefix+"/shifts", s.startShift)
-	r.Get(Prefix+"/shifts/{id}", s.getShift)
-	r.Delete(Prefix+"/shifts/{id}", s.endShift)
+	collection{list: s.listShifts, create: s.startShift, get: s.getShift, delete: s.endShift}.mount(r, Prefix+"/shifts", "id")
 	r.Get(Prefix+"/safety", s.safety)
 	r.Get(Prefix+"/safety/rules", s.safetyRules)
 	r.Put(Prefix+"/safety/rules", s.putSafetyRules)

@@ -11,10 +11,7 @@ import (
 // tsigRoutes adds the TSIG key routes (admin): the keys with which DNS
 // UPDATE messages are signed.
 func (s *server) tsigRoutes(r chi.Router) {
-	r.Get(Prefix+"/tsig_keys", s.listTSIGKeys)
-	r.Post(Prefix+"/tsig_keys", s.createTSIGKey)
-	r.Get(Prefix+"/tsig_keys/{name}", s.getTSIGKey)
-	r.Delete(Prefix+"/tsig_keys/{name}", s.deleteTSIGKey)
+	collection{list: s.listTSIGKeys, create: s.createTSIGKey, get: s.getTSIGKey, delete: s.deleteTSIGKey}.mount(r, Prefix+"/tsig_keys", "name")
 }
 
 // tsigKeyRequest is the body of POST /tsig_keys.
