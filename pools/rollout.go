@@ -432,6 +432,11 @@ func (r *Rollout) readFrom(tx Tx, guard func(*Pool) error, list func() ([]Rollou
 // ChangeRolloutIn applies action to rollout id inside tx; see
 // RolloutStore.ChangeRollout.
 func ChangeRolloutIn(tx Tx, id string, ifRevision int64, action, reason string, now time.Time) (*Rollout, int64, error) {
+	// Bumped first, so that writers serialise before the read: of two
+	// nodes writing at one revision, the second finds it moved.
+	if _, err := tx.BumpRevision(); err != nil {
+		return nil, 0, err
+	}
 	o, err := fetch(tx, KindRollout, id, ifRevision)
 	if err != nil {
 		return nil, 0, err
