@@ -80,11 +80,14 @@ func dig(t *testing.T, port string, args ...string) digReply {
 
 func (r digReply) wantFlags(t *testing.T, want ...string) {
 	t.Helper()
-	got := slices.Clone(r.flags)
-	slices.Sort(got)
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Errorf("flags %v, want %v\n%s", r.flags, want, r.raw)
+	r.wantSet(t, "flags", r.flags, want)
+}
+
+// wantSet checks that got holds what want holds, in any order.
+func (r digReply) wantSet(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
+		t.Errorf("%s %q, want %q\n%s", what, got, want, r.raw)
 	}
 }
 
@@ -97,12 +100,7 @@ func (r digReply) wantStatus(t *testing.T, want string) {
 
 func (r digReply) wantAnswer(t *testing.T, want ...string) {
 	t.Helper()
-	got := slices.Clone(r.answer)
-	slices.Sort(got)
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Errorf("answer %q, want %q\n%s", r.answer, want, r.raw)
-	}
+	r.wantSet(t, "answer", r.answer, want)
 }
 
 // wantNoData: NOERROR, no answer and the zone's SOA in the authority.
