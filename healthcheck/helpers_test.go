@@ -62,6 +62,17 @@ func targetFor(t *testing.T, addr string, m pools.Monitor, o pools.Origin) *targ
 	return newTarget(&p, newSpec(&m, testUnit), &o)
 }
 
+// wantProbe probes addr under m once and checks the outcome: healthy, or
+// down for reason.
+func wantProbe(t *testing.T, addr string, m pools.Monitor, healthy bool, reason string) result {
+	t.Helper()
+	r := probeOnce(t, targetFor(t, addr, m, pools.Origin{}), none)
+	if r.healthy != healthy || r.reason != reason {
+		t.Errorf("healthy=%v reason=%q, want healthy=%v reason=%q", r.healthy, r.reason, healthy, reason)
+	}
+	return r
+}
+
 // probeOnce runs one check (with the monitor's retries) of tg from src
 // (the zero Addr for the system's choice).
 func probeOnce(t *testing.T, tg *target, src netip.Addr) result {

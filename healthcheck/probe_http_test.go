@@ -41,11 +41,7 @@ func TestHTTPStatusCodes(t *testing.T) {
 			srv := serve(t, &sequence{codes: []int{tc.status}})
 			m := monitor(pools.MonitorHTTP)
 			m.ExpectedCodes = tc.expected
-			r := probeOnce(t, targetFor(t, srv.URL, m, pools.Origin{}), none)
-			if r.healthy != tc.healthy || r.reason != tc.reason {
-				t.Errorf("healthy=%v reason=%q, want healthy=%v reason=%q", r.healthy, r.reason, tc.healthy, tc.reason)
-			}
-			if r.healthy && r.rtt <= 0 {
+			if r := wantProbe(t, srv.URL, m, tc.healthy, tc.reason); r.healthy && r.rtt <= 0 {
 				t.Errorf("healthy check without an RTT: %v", r.rtt)
 			}
 		})
@@ -74,10 +70,7 @@ func TestHTTPExpectedBody(t *testing.T) {
 			}))
 			m := monitor(pools.MonitorHTTP)
 			m.ExpectedBody = tc.expected
-			r := probeOnce(t, targetFor(t, srv.URL, m, pools.Origin{}), none)
-			if r.healthy != tc.healthy || r.reason != tc.reason {
-				t.Errorf("healthy=%v reason=%q, want healthy=%v reason=%q", r.healthy, r.reason, tc.healthy, tc.reason)
-			}
+			wantProbe(t, srv.URL, m, tc.healthy, tc.reason)
 		})
 	}
 }
@@ -109,10 +102,7 @@ func TestHTTPRedirects(t *testing.T) {
 			m.FollowRedirects = tc.follow
 			m.ExpectedCodes = tc.expected
 			m.ExpectedBody = tc.body
-			r := probeOnce(t, targetFor(t, srv.URL, m, pools.Origin{}), none)
-			if r.healthy != tc.healthy || r.reason != tc.reason {
-				t.Errorf("healthy=%v reason=%q, want healthy=%v reason=%q", r.healthy, r.reason, tc.healthy, tc.reason)
-			}
+			wantProbe(t, srv.URL, m, tc.healthy, tc.reason)
 		})
 	}
 }
@@ -130,16 +120,10 @@ func TestHTTPSVerifiesUnlessAllowInsecure(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	m := monitor(pools.MonitorHTTPS)
-	r := probeOnce(t, targetFor(t, srv.URL, m, pools.Origin{}), none)
-	if r.healthy || r.reason != "TLS: x509: certificate signed by unknown authority" {
-		t.Errorf("self-signed certificate verified: healthy=%v reason=%q", r.healthy, r.reason)
-	}
+	wantProbe(t, srv.URL, m, false, "TLS: x509: certificate signed by unknown authority")
 
 	m.AllowInsecure = true
-	r = probeOnce(t, targetFor(t, srv.URL, m, pools.Origin{}), none)
-	if !r.healthy {
-		t.Errorf("allow_insecure: unhealthy: %s", r.reason)
-	}
+	wantProbe(t, srv.URL, m, true, "")
 }
 
 func TestHTTPTimeout(t *testing.T) {
@@ -154,18 +138,12 @@ func TestHTTPTimeout(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	m := monitor(pools.MonitorHTTP)
 	m.Timeout = 1 // one test unit, 100 ms
-	r := probeOnce(t, targetFor(t, srv.URL, m, pools.Origin{}), none)
-	if r.healthy || r.reason != "timeout after 100ms" {
-		t.Errorf("hanging origin: healthy=%v reason=%q, want timeout after 100ms", r.healthy, r.reason)
-	}
+	wantProbe(t, srv.URL, m, false, "timeout after 100ms")
 }
 
 func TestHTTPConnectionRefused(t *testing.T) {
 	t.Parallel()
-	r := probeOnce(t, targetFor(t, closedPort(t), monitor(pools.MonitorHTTP), pools.Origin{}), none)
-	if r.healthy || r.reason != "connection refused" {
-		t.Errorf("healthy=%v reason=%q, want connection refused", r.healthy, r.reason)
-	}
+	wantProbe(t, closedPort(t), monitor(pools.MonitorHTTP), false, "connection refused")
 }
 
 // closedPort returns a loopback address nothing listens on.
@@ -318,8 +296,5 @@ func TestHTTPHostnameOrigin(t *testing.T) {
 func TestHTTPSAgainstPlainHTTP(t *testing.T) {
 	t.Parallel()
 	srv := serve(t, &sequence{codes: []int{200}})
-	r := probeOnce(t, targetFor(t, srv.URL, monitor(pools.MonitorHTTPS), pools.Origin{}), none)
-	if r.healthy || r.reason != "http: server gave HTTP response to HTTPS client" {
-		t.Errorf("healthy=%v reason=%q, want the short cause without the URL", r.healthy, r.reason)
-	}
+	wantProbe(t, srv.URL, monitor(pools.MonitorHTTPS), false, "http: server gave HTTP response to HTTPS client")
 }

@@ -48,10 +48,7 @@ func TestTCPAccepting(t *testing.T) {
 
 func TestTCPRefused(t *testing.T) {
 	t.Parallel()
-	r := probeOnce(t, targetFor(t, closedPort(t), monitor(pools.MonitorTCP), pools.Origin{}), none)
-	if r.healthy || r.reason != "connection refused" {
-		t.Errorf("healthy=%v reason=%q, want connection refused", r.healthy, r.reason)
-	}
+	wantProbe(t, closedPort(t), monitor(pools.MonitorTCP), false, "connection refused")
 }
 
 func TestTCPSourceAddress(t *testing.T) {
