@@ -3,7 +3,6 @@ package pools
 import (
 	"fmt"
 	"maps"
-	"math"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -183,24 +182,16 @@ func (m *Monitor) Validate(_ References) error {
 	default:
 		e.add("type", "must be one of http, https, tcp")
 	}
-	if m.Port < 0 || m.Port > 65535 {
-		e.add("port", "must be in [0, 65535]")
-	}
+	inRange(&e, "port", m.Port, 0, 65535)
 	if m.Timeout < 1 {
 		e.add("timeout", "must be at least 1 second")
 	}
 	if m.Interval < 1 {
 		e.add("interval", "must be at least 1 second")
 	}
-	if m.Retries < 0 || m.Retries > 5 {
-		e.add("retries", "must be in [0, 5]")
-	}
-	if m.ConsecutiveUp < 0 {
-		e.add("consecutive_up", "must not be negative")
-	}
-	if m.ConsecutiveDown < 0 {
-		e.add("consecutive_down", "must not be negative")
-	}
+	inRange(&e, "retries", m.Retries, 0, 5)
+	notNegative(&e, "consecutive_up", m.ConsecutiveUp)
+	notNegative(&e, "consecutive_down", m.ConsecutiveDown)
 	if m.Timeout >= 1 && m.Interval >= 1 && m.Timeout*(m.Retries+1) > m.Interval*10 {
 		e.add("timeout", "timeout × (retries + 1) must stay within 10 intervals")
 	}
@@ -240,8 +231,21 @@ func checkOwner(e *errs, path, owner string) {
 }
 
 func checkUnit(e *errs, path string, v float64) {
-	if math.IsNaN(v) || v < 0 || v > 1 {
-		e.add(path, "must be in [0, 1]")
+	inRange(e, path, v, 0, 1)
+}
+
+// inRange adds "must be in [lo, hi]" at path unless lo ≤ v ≤ hi (NaN
+// never is): the bounds checked are the bounds told.
+func inRange[N int | uint32 | float64](e *errs, path string, v, lo, hi N) {
+	if !(v >= lo && v <= hi) {
+		e.add(path, "must be in [%v, %v]", lo, hi)
+	}
+}
+
+// notNegative adds "must not be negative" at path when v is.
+func notNegative(e *errs, path string, v int) {
+	if v < 0 {
+		e.add(path, "must not be negative")
 	}
 }
 
@@ -250,12 +254,8 @@ func checkCoordinates(e *errs, prefix string, lat, lon *float64) {
 	case (lat == nil) != (lon == nil):
 		e.add(join(prefix, "latitude"), "latitude and longitude are set together or not at all")
 	case lat != nil:
-		if math.IsNaN(*lat) || *lat < -90 || *lat > 90 {
-			e.add(join(prefix, "latitude"), "must be in [-90, 90]")
-		}
-		if math.IsNaN(*lon) || *lon < -180 || *lon > 180 {
-			e.add(join(prefix, "longitude"), "must be in [-180, 180]")
-		}
+		inRange(e, join(prefix, "latitude"), *lat, -90, 90)
+		inRange(e, join(prefix, "longitude"), *lon, -180, 180)
 	}
 }
 
@@ -417,9 +417,7 @@ func (l *LoadBalancer) Validate(refs References) error {
 	} else if zoneOK {
 		l.checkCut(refs, &e)
 	}
-	if l.TTL < 1 || l.TTL > 86400 {
-		e.add("ttl", "must be in [1, 86400]")
-	}
+	inRange(&e, "ttl", l.TTL, 1, 86400)
 	switch l.SteeringPolicy {
 	case SteeringDefault, SteeringOff, SteeringGeo, SteeringProximity, SteeringDynamicLatency, SteeringRandom:
 	default:
@@ -487,17 +485,11 @@ func (l *LoadBalancer) Validate(refs References) error {
 		e.add("zonal_affinity.spillover", "must be one of %s, %s, %s", AffinityDisabled, AffinityStayWithinZone, AffinitySpillCrossZone)
 	}
 	checkUnit(&e, "zonal_affinity.spillover_ratio", l.ZonalAffinity.SpilloverRatio)
-	if l.Answers < 0 || l.Answers > MaxOriginsPerPool {
-		e.add("answers", "must be in [0, %d]", MaxOriginsPerPool)
-	}
+	inRange(&e, "answers", l.Answers, 0, MaxOriginsPerPool)
 	checkAllDown(&e, l.AllDown)
 	checkHTTPS(&e, l.HTTPS)
-	if l.Safety.MinServingPools < 0 {
-		e.add("safety.min_serving_pools", "must not be negative")
-	}
-	if l.Safety.MaxShiftedZones < 0 {
-		e.add("safety.max_shifted_zones", "must not be negative")
-	}
+	notNegative(&e, "safety.min_serving_pools", l.Safety.MinServingPools)
+	notNegative(&e, "safety.max_shifted_zones", l.Safety.MaxShiftedZones)
 	return e.err()
 }
 
@@ -544,9 +536,7 @@ func ParseCIDR(s string) (netip.Prefix, string) {
 }
 
 func checkShedding(e *errs, ls LoadShedding) {
-	if ls.DefaultPercent < 0 || ls.DefaultPercent > 100 || ls.DefaultPercent != ls.DefaultPercent {
-		e.add("load_shedding.default_percent", "must be in [0, 100]")
-	}
+	inRange(e, "load_shedding.default_percent", ls.DefaultPercent, 0, 100)
 	switch ls.DefaultPolicy {
 	case ShedRandom, ShedHash:
 	default:
