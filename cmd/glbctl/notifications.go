@@ -216,27 +216,33 @@ func applyNotifications(ctx context.Context, cl *client, specs []notificationSpe
 	for _, s := range cur {
 		byName[s.Name] = s
 	}
-	verb := func(v string) string {
-		if dryRun {
-			return "would " + v
-		}
-		return v
-	}
 	failed := false
+	// step says what is done to the subscription named name and, unless
+	// this is a dry run, does it; ok is false when it was not done.
+	step := func(action, name, method, path string, body []byte) (answer []byte, ok bool) {
+		if dryRun {
+			action = "would " + action
+		}
+		fmt.Fprintf(stdout, "%s notification %s\n", action, name)
+		if dryRun {
+			return nil, false
+		}
+		b, _, err := cl.do(ctx, method, path, body, "")
+		if err != nil {
+			fmt.Fprintf(stderr, "glbctl: notification %s: %v\n", name, err)
+			failed = true
+			return nil, false
+		}
+		return b, true
+	}
 	for _, s := range specs {
 		body, _ := json.Marshal(s.body(env))
 		old, exists := byName[s.Name]
 		delete(byName, s.Name) // what is left, --prune deletes
 		switch {
 		case !exists:
-			fmt.Fprintf(stdout, "%s notification %s\n", verb("create"), s.Name)
-			if dryRun {
-				continue
-			}
-			b, _, err := cl.do(ctx, http.MethodPost, apiPrefix+"/notifications", body, "")
-			if err != nil {
-				fmt.Fprintf(stderr, "glbctl: notification %s: %v\n", s.Name, err)
-				failed = true
+			b, ok := step("create", s.Name, http.MethodPost, apiPrefix+"/notifications", body)
+			if !ok {
 				continue
 			}
 			var out struct {
@@ -248,14 +254,7 @@ func applyNotifications(ctx context.Context, cl *client, specs []notificationSpe
 				fmt.Fprintf(stdout, "  signing secret of %s, shown this once (give it to the receiver): %s\n", s.Name, out.Result.Secret)
 			}
 		case !s.same(old, env):
-			fmt.Fprintf(stdout, "%s notification %s\n", verb("update"), s.Name)
-			if dryRun {
-				continue
-			}
-			if _, _, err := cl.do(ctx, http.MethodPut, apiPrefix+"/notifications/"+url.PathEscape(old.ID), body, ""); err != nil {
-				fmt.Fprintf(stderr, "glbctl: notification %s: %v\n", s.Name, err)
-				failed = true
-			}
+			step("update", s.Name, http.MethodPut, apiPrefix+"/notifications/"+url.PathEscape(old.ID), body)
 		}
 	}
 	if prune {
@@ -263,14 +262,7 @@ func applyNotifications(ctx context.Context, cl *client, specs []notificationSpe
 			if _, left := byName[old.Name]; !left {
 				continue
 			}
-			fmt.Fprintf(stdout, "%s notification %s\n", verb("delete"), old.Name)
-			if dryRun {
-				continue
-			}
-			if _, _, err := cl.do(ctx, http.MethodDelete, apiPrefix+"/notifications/"+url.PathEscape(old.ID), nil, ""); err != nil {
-				fmt.Fprintf(stderr, "glbctl: notification %s: %v\n", old.Name, err)
-				failed = true
-			}
+			step("delete", old.Name, http.MethodDelete, apiPrefix+"/notifications/"+url.PathEscape(old.ID), nil)
 		}
 	}
 	if failed {
