@@ -14,11 +14,13 @@ import (
 
 func runApply(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
 	var dryRun bool
+	var staged stagedApply
 	a, cl, err := parseFileArgs("apply", args, env, stderr,
 		"delete objects the file does not name",
 		"a plan written by glbctl diff --plan: refuse if the server changed since",
 		func(fs *flag.FlagSet) {
 			fs.BoolVar(&dryRun, "dry-run", false, "print what would be done; change nothing")
+			staged.flags(fs)
 		})
 	if err != nil {
 		return usageError(stderr, err)
@@ -44,12 +46,16 @@ func runApply(ctx context.Context, args []string, env func(string) string, stdou
 			return exitFailed
 		}
 	}
+	if err := staged.mark(p); err != nil {
+		fmt.Fprintln(stderr, "glbctl:", err)
+		return exitFailed
+	}
 	if dryRun {
 		printPlan(stdout, p)
 		fmt.Fprintln(stdout, "dry run: nothing was changed")
 		return exitOK
 	}
-	if err := execute(ctx, cl, f, p, stdout); err != nil {
+	if err := execute(ctx, cl, f, p, &staged, stdout); err != nil {
 		fmt.Fprintln(stderr, "glbctl:", err)
 		return exitFailed
 	}
@@ -77,8 +83,8 @@ func load(ctx context.Context, cl *client, file string, prune bool) (*configFile
 // failure: later steps may depend on it (a load balancer on its pool).
 // Every update and deletion is conditional on the revision the plan saw,
 // so an edit made through the API meanwhile answers 412 and is kept.
-func execute(ctx context.Context, cl *client, f *configFile, p *plan, out io.Writer) error {
-	var created, updated, deleted, unchanged int
+func execute(ctx context.Context, cl *client, f *configFile, p *plan, staged *stagedApply, out io.Writer) error {
+	var created, updated, deleted, unchanged, staging int
 	for _, s := range p.steps {
 		var err error
 		switch s.act {
@@ -93,6 +99,15 @@ func execute(ctx context.Context, cl *client, f *configFile, p *plan, out io.Wri
 				fmt.Fprintf(out, "created %s (revision %d)\n", s.key(), rev)
 			}
 		case actUpdate:
+			if s.rollout != nil {
+				var id string
+				if id, err = staged.start(ctx, cl, s); err == nil {
+					staging++
+					fmt.Fprintf(out, "rollout %s started for %s: weights %v in steps %s every %s (glbctl rollouts show %s)\n",
+						id, s.key(), s.rollout, staged.steps, staged.interval, id)
+				}
+				break
+			}
 			var rev int64
 			rev, err = write(ctx, cl, http.MethodPut, objectPath(s.kind, s.id), s.entry.doc, etag(s.rev))
 			if err == nil {
@@ -110,7 +125,11 @@ func execute(ctx context.Context, cl *client, f *configFile, p *plan, out io.Wri
 			return stepError(f, s, err)
 		}
 	}
-	fmt.Fprintf(out, "%d created, %d updated, %d deleted, %d unchanged\n", created, updated, deleted, unchanged)
+	fmt.Fprintf(out, "%d created, %d updated, %d deleted, %d unchanged", created, updated, deleted, unchanged)
+	if staging > 0 {
+		fmt.Fprintf(out, ", %d rollouts started", staging)
+	}
+	fmt.Fprintln(out)
 	return nil
 }
 

@@ -34,6 +34,9 @@ const usage = `glbctl manages a glb node's configuration through its REST API.
 
 Usage:
   glbctl apply -f FILE [--prune] [--dry-run] [--plan PLAN]
+  glbctl apply -f FILE --staged [--steps 10,25,50,100] [--step-interval 5m] [--reason TEXT]
+                                                  pools' weight changes become rollouts, in steps
+  glbctl rollouts [list [--status S]|show ID|pause ID|resume ID|abort ID [--reason TEXT]]
   glbctl diff -f FILE [--prune] [--plan PLAN]     exit 0: no differences, 1: differences, 2: trouble
   glbctl diff LB --version N                      what a rollback of LB to version N would change (exit as above)
   glbctl test -t TESTS [-f FILE]                  policy tests: offline against FILE, else the --server's configuration; exit 1: a test failed
@@ -68,16 +71,17 @@ func main() {
 type command func(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int
 
 var commands = map[string]command{
-	"apply":   runApply,
-	"diff":    runDiff,
-	"test":    runTest,
-	"export":  runExport,
-	"get":     runGet,
-	"explain": runExplain,
-	"health":  runHealth,
-	"audit":   runAudit,
-	"shift":   runShift,
-	"safety":  runSafety,
+	"apply":    runApply,
+	"diff":     runDiff,
+	"test":     runTest,
+	"export":   runExport,
+	"get":      runGet,
+	"explain":  runExplain,
+	"health":   runHealth,
+	"audit":    runAudit,
+	"shift":    runShift,
+	"rollouts": runRollouts,
+	"safety":   runSafety,
 	// A load balancer's versions and the rollback to one (versions.go).
 	"versions": runVersions,
 	"rollback": runRollback,

@@ -37,6 +37,9 @@ type step struct {
 	// referrers are the file's objects that still refer to an object to
 	// delete: the server will refuse the deletion.
 	referrers []pools.Referrer
+	// rollout: with apply --staged, the new weights of the origins this
+	// pool update changes, started as a rollout instead of written.
+	rollout map[string]float64
 }
 
 func (s *step) key() string { return string(s.kind) + "/" + s.id }

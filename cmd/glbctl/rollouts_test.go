@@ -1,0 +1,52 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestApplyStaged: apply --staged starts a rollout for a pool whose file
+// changes only origin weights, writes the other changes at once, refuses
+// a pool whose weights change with other fields (changing nothing), and
+// glbctl rollouts lists, shows, pauses, resumes and aborts the rollout.
+func TestApplyStaged(t *testing.T) {
+	t.Parallel()
+	n := startNode(t)
+	file, content := fullFile(t)
+	n.mustCtl(exitOK, "apply", "-f", file)
+	mixed := strings.Replace(content, "weight: 0.5, zone: zone-1}", "weight: 0.1, zone: zone-2}", 1)
+	code, _, errOut := n.ctl("apply", "-f", writeFile(t, "mixed.yaml", mixed), "--staged")
+	if code != exitFailed || !strings.Contains(errOut, "pools/web: changes origins[1].zone besides origin weights") ||
+		!strings.Contains(errOut, "nothing was changed") {
+		t.Fatalf("weights and a zone at once: exit %d\n%s", code, errOut)
+	}
+	edited := strings.Replace(content, "weight: 0.5, zone: zone-1}", "weight: 0.1, zone: zone-1}", 1)
+	edited = strings.Replace(edited, "answers: 0\n", "answers: 0\n    ttl: 45\n", 1)
+	out := n.mustCtl(exitOK, "apply", "-f", writeFile(t, "staged.yaml", edited), "--staged", "--steps", "20,100", "--step-interval", "1h", "--reason", "canary")
+	if !strings.Contains(out, "rollout ") || !strings.Contains(out, "started for pools/web") || !strings.Contains(out, "updated load_balancers/www") ||
+		!strings.Contains(out, "1 rollouts started") {
+		t.Fatalf("staged apply:\n%s", out)
+	}
+	id := strings.Fields(out[strings.Index(out, "rollout "):])[1]
+	if _, web := n.call("GET", "/api/v1/pools/web", nil, ""); web["origins"].([]any)[1].(map[string]any)["weight"] != 0.5 {
+		t.Fatalf("--staged wrote the weight at once: %v", web)
+	}
+	if out := n.mustCtl(exitOK, "rollouts", "--status", "running"); !strings.Contains(out, id) || !strings.Contains(out, "1/2") ||
+		!strings.Contains(out, "20 %") || !strings.Contains(out, "b 0.5→0.1") || !strings.Contains(out, "canary") {
+		t.Fatalf("list:\n%s", out)
+	}
+	if out := n.mustCtl(exitOK, "rollouts", "pause", id, "--reason", "look"); !strings.Contains(out, "paused") {
+		t.Fatalf("pause:\n%s", out)
+	}
+	if code, _, errOut := n.ctl("rollouts", "pause", id); code != exitFailed || !strings.Contains(errOut, "409") {
+		t.Fatalf("pause twice: exit %d\n%s", code, errOut)
+	}
+	n.mustCtl(exitOK, "rollouts", "resume", id)
+	if out := n.mustCtl(exitOK, "rollouts", "abort", id, "--reason", "enough"); !strings.Contains(out, "aborted") || !strings.Contains(out, "enough") {
+		t.Fatalf("abort:\n%s", out)
+	}
+	if out := n.mustCtl(exitOK, "rollouts", "show", id, "-o", "json"); !strings.Contains(out, `"state": "aborted"`) {
+		t.Fatalf("show:\n%s", out)
+	}
+	n.mustCtl(exitUsage, "rollouts", "bogus")
+}
