@@ -10,6 +10,11 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/glb-dns/glb/pools"
 )
 
 func runApply(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
@@ -175,4 +180,100 @@ func stepError(f *configFile, s *step, err error) error {
 		return fmt.Errorf("%s: the server refused it (%d %s); stopped\n%w", s.key(), ae.Status, ae.Problem.Detail, errs)
 	}
 	return fmt.Errorf("%s: %w", s.key(), err)
+}
+
+// stagedApply is apply --staged: the weight changes of pools become
+// rollouts rather than writes.
+type stagedApply struct {
+	on       bool
+	steps    string
+	interval string
+	reason   string
+}
+
+func (s *stagedApply) flags(fs *flag.FlagSet) {
+	fs.BoolVar(&s.on, "staged", false, "change pools' origin weights through rollouts, in steps, rather than at once")
+	fs.StringVar(&s.steps, "steps", "10,25,50,100", "with --staged: percentages of the way, increasing, the last 100")
+	fs.StringVar(&s.interval, "step-interval", "5m", "with --staged: how long each step holds (30s, 5m, 1h)")
+	fs.StringVar(&s.reason, "reason", "glbctl apply --staged", "with --staged: the rollouts' reason")
+}
+
+var weightPath = regexp.MustCompile(`^origins\[(\d+)\]\.weight$`)
+
+// mark makes each update of p that changes a pool's origin weights and
+// nothing else a rollout. An update that changes weights and more is
+// refused (nothing is changed): its other fields would be written at once
+// and its weights not, which no reader of the file would expect. Load
+// balancers' pool order is not staged: their changes are refused too.
+func (s *stagedApply) mark(p *plan) error {
+	if !s.on {
+		return nil
+	}
+	var errs []string
+	for _, st := range p.steps {
+		if st.act != actUpdate {
+			continue
+		}
+		weights := map[string]float64{}
+		other := []string{}
+		for _, d := range st.fields {
+			m := weightPath.FindStringSubmatch(d.path)
+			pl, ok := st.entry.obj.(*pools.Pool)
+			if m == nil || !ok {
+				other = append(other, d.path)
+				continue
+			}
+			i, _ := strconv.Atoi(m[1])
+			if i < len(pl.Origins) {
+				weights[pl.Origins[i].Name] = pl.Origins[i].Weight
+			}
+		}
+		switch {
+		case st.kind == pools.KindLoadBalancer && onlyPoolOrder(other):
+			errs = append(errs, st.key()+": pool order cannot be staged; apply it without --staged")
+		case len(weights) > 0 && len(other) > 0:
+			errs = append(errs, fmt.Sprintf("%s: changes %s besides origin weights; apply those first, then the weights with --staged", st.key(), strings.Join(other, ", ")))
+		case len(weights) > 0:
+			st.rollout = weights
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New("--staged: " + strings.Join(errs, "; ") + "\nnothing was changed")
+	}
+	return nil
+}
+
+func onlyPoolOrder(paths []string) bool {
+	for _, p := range paths {
+		if p != "default_pools" && !strings.HasPrefix(p, "region_pools") && !strings.HasPrefix(p, "country_pools") {
+			return false
+		}
+	}
+	return len(paths) > 0
+}
+
+// start begins the rollout of step st.
+func (s *stagedApply) start(ctx context.Context, cl *client, st *step) (string, error) {
+	var steps []float64
+	for _, v := range strings.Split(s.steps, ",") {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return "", fmt.Errorf("--steps %q: want percentages such as 10,25,50,100", s.steps)
+		}
+		steps = append(steps, f)
+	}
+	body, err := json.Marshal(map[string]any{"pool": st.id, "weights": st.rollout, "steps": steps,
+		"step_interval": s.interval, "reason": s.reason})
+	if err != nil {
+		return "", err
+	}
+	b, _, err := cl.do(ctx, http.MethodPost, apiPrefix+"/rollouts", body, "")
+	if err != nil {
+		return "", err
+	}
+	var out struct{ Result pools.Rollout }
+	if err := json.Unmarshal(b, &out); err != nil {
+		return "", fmt.Errorf("decoding the rollout: %w", err)
+	}
+	return out.Result.ID, nil
 }

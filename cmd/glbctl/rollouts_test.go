@@ -5,15 +5,17 @@ import (
 	"testing"
 )
 
+// A rollout runs on the server; glbctl starts it from a file (apply
+// --staged) and steers it (rollouts).
+
 // TestApplyStaged: apply --staged starts a rollout for a pool whose file
 // changes only origin weights, writes the other changes at once, refuses
 // a pool whose weights change with other fields (changing nothing), and
 // glbctl rollouts lists, shows, pauses, resumes and aborts the rollout.
 func TestApplyStaged(t *testing.T) {
 	t.Parallel()
-	n := startNode(t)
-	file, content := fullFile(t)
-	n.mustCtl(exitOK, "apply", "-f", file)
+	n, content := startNode(t), ""
+	n.mustCtl(exitOK, "apply", "-f", func() string { f, c := fullFile(t); content = c; return f }())
 	mixed := strings.Replace(content, "weight: 0.5, zone: zone-1}", "weight: 0.1, zone: zone-2}", 1)
 	code, _, errOut := n.ctl("apply", "-f", writeFile(t, "mixed.yaml", mixed), "--staged")
 	if code != exitFailed || !strings.Contains(errOut, "pools/web: changes origins[1].zone besides origin weights") ||

@@ -128,13 +128,17 @@ func shiftList(ctx context.Context, args []string, env func(string) string, stdo
 	if err != nil {
 		return usageError(stderr, err)
 	}
+	return listByStatus(ctx, cl, pools.KindShift, *status, c.output, stdout, stderr, printShifts)
+}
+
+// listByStatus shows every object of kind k (shifts, rollouts), only
+// those in the states status names when it is not empty.
+func listByStatus[T any](ctx context.Context, cl *client, k pools.Kind, status, format string, stdout, stderr io.Writer, render func(io.Writer, []T)) int {
 	q := url.Values{"per_page": {"1000"}}
-	if *status != "" {
-		q.Set("status", *status)
+	if status != "" {
+		q.Set("status", status)
 	}
-	return showAs(ctx, cl, apiPrefix+"/shifts?"+q.Encode(), c.output, stdout, stderr, "shifts", func(w io.Writer, list []pools.Shift) {
-		printShifts(w, list)
-	})
+	return showAs(ctx, cl, apiPrefix+"/"+string(k)+"?"+q.Encode(), format, stdout, stderr, string(k), render)
 }
 
 func printShifts(w io.Writer, list []pools.Shift) {
