@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"RollbackIsAtomic", testRollbackAtomic},
 		{"RollbackRefusesAStalePlan", testRollbackStale},
 		{"RollbackRecreatesDeletedObjects", testRollbackRecreates},
+		{"VersionsOfADeletedLoadBalancer", testVersionsOfADeletedLoadBalancer},
 	}
 	tests = append(tests, accessTests...)
 	for _, tc := range tests {

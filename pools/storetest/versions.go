@@ -143,7 +143,11 @@ func testVersionNumbers(t *testing.T, s pools.Store) {
 		{"pools/" + f.us.ID + " update"},
 	}
 	if len(h.Versions) != len(want) {
-		t.Fatalf("%d versions, want %d: %+v", len(h.Versions), len(want), h.Versions)
+		var got [][]string
+		for _, v := range h.Versions {
+			got = append(got, changes(v))
+		}
+		t.Fatalf("%d versions, want %d: %v", len(h.Versions), len(want), got)
 	}
 	for i, v := range h.Versions {
 		if v.Version != i+1 || !slices.Equal(changes(v), want[i]) {
@@ -321,6 +325,35 @@ func testRollbackRecreates(t *testing.T, s pools.Store) {
 	// it the write before.
 	if len(h.Versions) != 6 {
 		t.Fatalf("%d versions, want 6", len(h.Versions))
+	}
+	v5 := versionObjects(t, h, f.lb.ID, 5)
+	if _, err := s.Restore(ctx(t), planRollback(t, s, f.lb.ID, 5)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := stored(t, s, v5), contents(t, v5); !slices.Equal(got, want) {
+		t.Errorf("after the rollback to version 5:\n got %v\nwant %v", got, want)
+	}
+}
+
+// A deleted load balancer keeps its versions: the deletion is the last,
+// with no load balancer to restore, and a rollback to the one before it
+// creates it again as it was.
+func testVersionsOfADeletedLoadBalancer(t *testing.T, s pools.Store) {
+	f := newVersions(t, s)
+	if err := s.Delete(ctx(t), pools.KindLoadBalancer, f.lb.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	h := history(t, s, f.lb.ID)
+	if len(h.Versions) != 6 || !slices.Equal(changes(h.Versions[5]), []string{"load_balancers/" + f.lb.ID + " delete"}) {
+		t.Fatalf("%d versions, the last %v; want 6, the deletion last", len(h.Versions), changes(h.Versions[len(h.Versions)-1]))
+	}
+	if v6 := versionObjects(t, h, f.lb.ID, 6); v6.LoadBalancer != nil || len(v6.Pools) != 0 {
+		t.Errorf("version 6 (the deletion) has objects: %+v", v6)
+	}
+	if _, err := h.PlanRollback(f.lb.ID, 6); err == nil {
+		t.Error("a rollback to the deletion was planned")
+	} else {
+		wantPaths(t, err, "version")
 	}
 	v5 := versionObjects(t, h, f.lb.ID, 5)
 	if _, err := s.Restore(ctx(t), planRollback(t, s, f.lb.ID, 5)); err != nil {
