@@ -50,8 +50,12 @@ func TestConsoleVersions(t *testing.T) {
 	if !strings.Contains(status, "as they were at version 1") {
 		t.Errorf("the question says %q", status)
 	}
-	if n := len(versionsOf(t, g)); n != 3 {
-		t.Fatalf("%d versions after the first click, want 3 (nothing written)", n)
+	// The confirmation's handler disables it as it sends: still enabled,
+	// nothing was sent.
+	var sent bool
+	drive(t, ctx, "nothing sent", chromedp.Evaluate(`document.querySelector('tr[data-version="1"] .rollback-confirm').disabled`, &sent))
+	if n := len(versionsOf(t, g)); n != 3 || sent {
+		t.Fatalf("after the first click: %d versions (want 3), the rollback sent: %v", n, sent)
 	}
 	drive(t, ctx, "confirm", chromedp.Click(`tr[data-version="1"] .rollback-confirm`),
 		waitFor(`document.querySelector('#versions-status')?.textContent.startsWith('Rolled back to version 1')`, 10*time.Second),
