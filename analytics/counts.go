@@ -131,8 +131,20 @@ func (c *Counts) add(t []cell, key uint64) bool {
 
 // Placeless and Lost are the answers counted without their place, and
 // not counted, because a bucket's table was full.
-func (c *Counts) Placeless() uint64 { return c.placeless.Load() }
-func (c *Counts) Lost() uint64      { return c.lost.Load() }
+// A nil *Counts has counted nothing.
+func (c *Counts) Placeless() uint64 {
+	if c == nil {
+		return 0
+	}
+	return c.placeless.Load()
+}
+
+func (c *Counts) Lost() uint64 {
+	if c == nil {
+		return 0
+	}
+	return c.lost.Load()
+}
 
 // Register makes n the snapshot new counts are named by and returns its
 // epoch for Key. Registering the namer already current returns its epoch:

@@ -233,11 +233,9 @@ func (s *server) findLoadBalancer(ctx context.Context, idOrName string) (*pools.
 // pool and origin filters accept besides those counted in the range.
 func (s *server) lbValues(ctx context.Context, lb *pools.LoadBalancer) map[string][]string {
 	out := map[string][]string{}
-	ids := slices.Concat(lb.DefaultPools, []string{lb.FallbackPool})
-	for _, m := range []map[string][]string{lb.RegionPools, lb.CountryPools} {
-		for _, ps := range m {
-			ids = append(ids, ps...)
-		}
+	var ids []string
+	for _, ref := range lb.PoolRefs() {
+		ids = append(ids, ref.Pool)
 	}
 	for _, id := range ids {
 		if slices.Contains(out["pool"], id) {

@@ -168,6 +168,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"Analytics":       api.Analytics{},
 		"AnalyticsSeries": api.AnalyticsSeries{},
 		"AnalyticsPoint":  api.AnalyticsPoint{},
+		"PreviewSample":   api.PreviewSample{},
+		"PoolMove":        steering.PoolMove{},
 		// Versions.
 		"Version":        pools.Version{},
 		"VersionObjects": pools.VersionObjects{},

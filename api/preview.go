@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,9 +10,11 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/glb-dns/glb/analytics"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/steering"
 )
@@ -28,6 +31,31 @@ type PreviewRequest struct {
 	Type string `json:"type"`
 	// Edits are unsaved changes, as merge patches of the stored objects.
 	Edits PreviewEdits `json:"edits"`
+	// Sample is where the clients come from: "clients" (the default, the
+	// list above) or "real", the queries every node sampled in the last
+	// hour for this load balancer, each subnet weighted by its queries.
+	Sample string `json:"sample,omitempty"`
+}
+
+// MaxRealSubnets bounds a real-traffic preview: the subnets that asked
+// most, each one traced decision (two with edits, and two more per subnet
+// for the moves).
+const MaxRealSubnets = 2000
+
+// RealSampleWindow is how far back a real-traffic preview looks.
+const RealSampleWindow = time.Hour
+
+// PreviewSample says what a real-traffic preview replayed.
+type PreviewSample struct {
+	Source string    `json:"source"`
+	Since  time.Time `json:"since"`
+	// Queries are the sampled queries of the type asked (one in
+	// --sample-every of each node's), Subnets their distinct subnets.
+	Queries int64 `json:"queries"`
+	Subnets int   `json:"subnets"`
+	// Left are the queries of the subnets beyond MaxRealSubnets, left
+	// out of the shares.
+	Left int64 `json:"left"`
 }
 
 // PreviewClient is a client subnet, or a region and/or country.
@@ -54,6 +82,12 @@ type Preview struct {
 	Clients  int              `json:"clients"`
 	Now      steering.Shares  `json:"now"`
 	After    *steering.Shares `json:"after,omitempty"`
+	// Sample is set for a real-traffic preview.
+	Sample *PreviewSample `json:"sample,omitempty"`
+	// Moves are the shares of the answers the edits move from pool to
+	// pool, largest first, and Summary says the largest in words.
+	Moves   []steering.PoolMove `json:"moves,omitempty"`
+	Summary string              `json:"summary,omitempty"`
 }
 
 // preview answers POST /load_balancers/{id}/preview: the share of answers
@@ -77,11 +111,31 @@ func (s *server) preview(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, badRequest("the preview request is malformed", fes...))
 		return
 	}
+	replay := req.Sample == "real"
+	if replay {
+		// The clients come from the store: let previewSample check the
+		// rest against one stand-in client.
+		if len(req.Clients) > 0 {
+			s.writeError(w, r, badRequest("sample real replays the sampled queries", pools.FieldError{Path: "clients", Message: "give no clients with sample real"}))
+			return
+		}
+		req.Clients = []PreviewClient{{Region: "WEU"}}
+	} else if req.Sample != "" && req.Sample != "clients" {
+		s.writeError(w, r, badRequest("bad sample", pools.FieldError{Path: "sample", Message: fmt.Sprintf("%q: clients (the default) or real", req.Sample)}))
+		return
+	}
 	sample, qtype, fes := previewSample(&req)
 	lbObj, err := s.Store.Get(r.Context(), pools.KindLoadBalancer, id)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
+	}
+	var info *PreviewSample
+	if replay {
+		if sample, info, err = s.realSample(r.Context(), id, qtype); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 	}
 	var edits []pools.Object
 	if raw, ok := doc["edits"].(map[string]any); ok {
@@ -107,7 +161,7 @@ func (s *server) preview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := &Preview{Revision: snap.Revision(), Type: qtype.String(), Clients: len(sample),
-		Now: snap.Preview(now, sample, qtype, locate)}
+		Now: snap.Preview(now, sample, qtype, locate), Sample: info}
 	if len(edits) > 0 {
 		edited, err := snap.With(edits...)
 		if err != nil {
@@ -122,6 +176,8 @@ func (s *server) preview(w http.ResponseWriter, r *http.Request) {
 		}
 		sh := edited.Preview(after, sample, qtype, locate)
 		out.After = &sh
+		out.Moves = steering.Moves(snap, now, edited, after, sample, qtype, locate)
+		out.Summary = moveSummary(out.Moves, replay)
 	}
 	writeJSON(w, http.StatusOK, item{Result: out})
 }
@@ -278,3 +334,60 @@ func (r *storeRefs) ZoneName(id string) (string, bool) {
 
 func (r *storeRefs) PoolExists(id string) bool    { return r.get(pools.KindPool, id) != nil }
 func (r *storeRefs) MonitorExists(id string) bool { return r.get(pools.KindMonitor, id) != nil }
+
+// realSample is the last hour of the load balancer's sampled queries of
+// the type asked, merged across nodes, as weighted clients.
+func (s *server) realSample(ctx context.Context, lbID string, qtype steering.QType) ([]steering.Sample, *PreviewSample, error) {
+	want := uint16(1) // A
+	if qtype == steering.QTypeAAAA {
+		want = 28
+	}
+	info := &PreviewSample{Source: "real", Since: time.Now().Add(-RealSampleWindow).UTC().Truncate(time.Minute)}
+	rows, err := s.Store.QuerySamples(ctx, analytics.LBKey(lbID), info.Since)
+	if err != nil {
+		return nil, nil, err
+	}
+	bySubnet := map[netip.Prefix]int64{}
+	for _, r := range rows {
+		if r.Type == want {
+			bySubnet[r.Subnet] += r.Count
+			info.Queries += r.Count
+		}
+	}
+	if len(bySubnet) == 0 {
+		return nil, nil, newProblem(http.StatusConflict, fmt.Sprintf("no %s queries of this load balancer were sampled in the last %v: nothing to replay", qtype, RealSampleWindow))
+	}
+	sample := make([]steering.Sample, 0, len(bySubnet))
+	for p, n := range bySubnet {
+		sample = append(sample, steering.Sample{Subnet: p, Weight: float64(n)})
+	}
+	slices.SortFunc(sample, func(a, b steering.Sample) int {
+		return cmp.Or(cmp.Compare(b.Weight, a.Weight), a.Subnet.Addr().Compare(b.Subnet.Addr()))
+	})
+	if len(sample) > MaxRealSubnets {
+		for _, c := range sample[MaxRealSubnets:] {
+			info.Left += int64(c.Weight)
+		}
+		sample = sample[:MaxRealSubnets]
+	}
+	info.Subnets = len(sample)
+	return sample, info, nil
+}
+
+// moveSummary says the largest move in words: "this edit moves 23 % of
+// real answers from pool eu to pool us".
+func moveSummary(moves []steering.PoolMove, replay bool) string {
+	what := "the sample's answers"
+	if replay {
+		what = "real answers"
+	}
+	if len(moves) == 0 {
+		return "this edit moves no answers from one pool to another"
+	}
+	m := moves[0]
+	out := fmt.Sprintf("this edit moves %.0f %% of %s from pool %s to pool %s", m.Share*100, what, m.FromName, m.ToName)
+	if len(moves) > 1 {
+		out += fmt.Sprintf(" (and %d smaller moves)", len(moves)-1)
+	}
+	return out
+}

@@ -48,8 +48,8 @@ func TestHandlerAllocatesNothing(t *testing.T) {
 			t.Errorf("%.1f allocations per query, want 0", n)
 		}
 	}
-	// With the answers counted.
-	counted := newCountedServer(t, analytics.NewCounts(0))
+	// With the answers counted and every query sampled.
+	counted := newCountedServer(t, analytics.NewCounts(0), analytics.NewSample(0, 1))
 	for _, q := range [][]byte{
 		benchQuery(t, "lb-geo.glb.example.com.", "198.51.100.0/24"),
 		benchQueryType(t, "lb-https.glb.example.com.", dns.TypeHTTPS, "198.51.100.0/24"),
@@ -123,7 +123,7 @@ func BenchmarkHandler(b *testing.B) {
 		b.Fatal(err)
 	}
 	tapped.Publish(compileTest(b, testConfig()))
-	counted := newCountedServer(b, analytics.NewCounts(0))
+	counted := newCountedServer(b, analytics.NewCounts(0), analytics.NewSample(0, 0))
 	src := netip.MustParseAddr("127.0.0.1")
 	for _, bc := range []struct {
 		name, qname string
@@ -138,7 +138,7 @@ func BenchmarkHandler(b *testing.B) {
 		{"lb-https-geo-zonal-ecs", "lb-https.glb.example.com.", dns.TypeHTTPS, "198.51.100.0/24", s},
 		// Every exchange offered to dnstap, whose reader never reads.
 		{"lb-geo-zonal-ecs-tap-stuck", "lb-geo.glb.example.com.", dns.TypeA, "198.51.100.0/24", tapped},
-		// Answers counted for the analytics API.
+		// Answers counted for the analytics API, one query in 100 sampled.
 		{"lb-geo-zonal-ecs-counted", "lb-geo.glb.example.com.", dns.TypeA, "198.51.100.0/24", counted},
 	} {
 		q := benchQueryType(b, bc.qname, bc.qtype, bc.ecs)

@@ -19,7 +19,7 @@ import (
 // snapshot published mid-bucket (an epoch) names its own counts.
 func TestAnswerCounts(t *testing.T) {
 	c := analytics.NewCounts(0)
-	s := newCountedServer(t, c)
+	s := newCountedServer(t, c, nil)
 	w := newWorker()
 	src := netip.MustParseAddr("192.0.2.200") // located by nothing
 	ask := func(name string, qtype uint16, ecs string, n int) {
@@ -64,7 +64,7 @@ lb-https eu/eu1 WEU DE NOERROR 1`
 // under no pool with REFUSED.
 func TestAnswerCountsRcodeAndAllDown(t *testing.T) {
 	c := analytics.NewCounts(0)
-	s := newCountedServer(t, c)
+	s := newCountedServer(t, c, nil)
 	cfg := testConfig()
 	for i := range cfg.LoadBalancers {
 		if cfg.LoadBalancers[i].ID == "lb-off" {
@@ -88,5 +88,40 @@ func TestAnswerCountsRcodeAndAllDown(t *testing.T) {
 	}
 	if got, want := rowsText(c.Drain(b)), "lb-off / unknown unknown REFUSED 3"; got != want {
 		t.Errorf("drained %q, want %q", got, want)
+	}
+}
+
+// TestSampleKeepsQueries: one query in Every is kept with its load
+// balancer, its client subnet cut to /24 (an ECS /32 too) and its type;
+// static names are not sampled.
+func TestSampleKeepsQueries(t *testing.T) {
+	sample := analytics.NewSample(4, 2)
+	s := newCountedServer(t, nil, sample)
+	w := newWorker()
+	start := time.Now().Truncate(time.Second)
+	for _, q := range []struct {
+		name  string
+		qtype uint16
+		ecs   string
+	}{
+		{"lb-geo.glb.example.com.", dns.TypeA, "198.51.100.7/32"}, {"lb-geo.glb.example.com.", dns.TypeA, "198.51.100.7/32"},
+		{"ns1.glb.example.com.", dns.TypeA, ""}, {"lb-off.glb.example.com.", dns.TypeAAAA, ""}, {"lb-off.glb.example.com.", dns.TypeAAAA, ""},
+	} {
+		w.handle(s, benchQueryType(t, q.name, q.qtype, q.ecs), netip.MustParseAddr("192.0.2.200"), false)
+	}
+	got := sample.Recent(start)
+	if len(got) != 2 {
+		t.Fatalf("sampled %+v, want 2 of the 4 load balancer queries", got)
+	}
+	for i, want := range []analytics.SampledQuery{
+		{LB: analytics.LBKey("lb-geo"), Subnet: netip.MustParsePrefix("198.51.100.0/24"), Type: dns.TypeA},
+		{LB: analytics.LBKey("lb-off"), Subnet: netip.MustParsePrefix("192.0.2.0/24"), Type: dns.TypeAAAA},
+	} {
+		if g := got[i]; g.LB != want.LB || g.Subnet != want.Subnet || g.Type != want.Type || g.At.Before(start) {
+			t.Errorf("sample %d: %+v, want %+v", i, g, want)
+		}
+	}
+	if later := sample.Recent(time.Now().Add(time.Minute)); len(later) != 0 {
+		t.Errorf("since a minute from now: %+v", later)
 	}
 }

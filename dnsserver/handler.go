@@ -31,8 +31,9 @@ type worker struct {
 	// Decide's working memory, which a fresh one would zero every time.
 	// An HTTPS query decides both families, [0] for A and [1] for AAAA.
 	ans [2]steering.Answer
-	// tapped counts queries towards the dnstap sample (tap.Offer).
-	tapped uint32
+	// tapped counts queries towards the dnstap sample (tap.Offer),
+	// sampledQueries towards the traffic sample (analytics.Sample.Offer).
+	tapped, sampledQueries uint32
 }
 
 func newWorker() *worker {
@@ -77,6 +78,9 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 		s.metrics.query(r.qtype, b.rcode, b.truncated, w.sampled(now))
 		if b.cell != 0 {
 			s.cfg.Counts.Add(now, analytics.WithRcode(b.cell, b.rcode))
+		}
+		if b.sampleLB != 0 && s.cfg.Sample != nil {
+			s.cfg.Sample.Offer(&w.sampledQueries, now, b.sampleLB, b.sampleSubnet, r.qtype)
 		}
 		if s.cfg.Tap != nil && reply != nil {
 			s.cfg.Tap.Offer(&w.tapped, msg, reply, src, tcp, now)
@@ -285,6 +289,7 @@ func (s *Server) decide(lv *live, n *node, b *builder, src netip.Addr, ans *stee
 	}
 	if b.cell == 0 {
 		b.cell = lv.cell(n, &req, ans)
+		b.sampleLB, b.sampleSubnet = n.lbKey, req.Subnet
 	}
 }
 
@@ -320,9 +325,13 @@ type builder struct {
 	noOPT  bool
 	// cell is the answer-count key of the query's first load balancer
 	// decision without its response code; 0 when none counts.
-	cell      uint64
-	truncated bool
-	sig       signing
+	cell uint64
+	// sampleLB and sampleSubnet are that query's load balancer
+	// (analytics.LBKey) and client subnet, for the traffic sample.
+	sampleLB     uint64
+	sampleSubnet netip.Prefix
+	truncated    bool
+	sig          signing
 
 	// Options and what RRL needs to classify the reply.
 	nsid        []byte // NSID to send, nil for none

@@ -161,10 +161,11 @@ func newServing(t testing.TB, reg prometheus.Registerer, mod func(*Config), cfg 
 	return s
 }
 
-// newCountedServer is the test server counting its answers into c.
-func newCountedServer(t testing.TB, c *analytics.Counts) *Server {
+// newCountedServer is the test server counting its answers into c and
+// sampling its queries into sample (nil: none).
+func newCountedServer(t testing.TB, c *analytics.Counts, sample *analytics.Sample) *Server {
 	t.Helper()
-	s, err := New(Config{Addr: "127.0.0.1:0", Registerer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler), Counts: c})
+	s, err := New(Config{Addr: "127.0.0.1:0", Registerer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler), Counts: c, Sample: sample})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,6 +61,9 @@ type Config struct {
 	// Counts counts the load balancers' answers for the analytics API
 	// (several servers may share one); nil counts nothing.
 	Counts *analytics.Counts
+	// Sample keeps recent load balancer queries for the real-traffic
+	// preview (several servers may share one); nil keeps none.
+	Sample *analytics.Sample
 	// UDPPath is how UDP sockets are read and answered: UDPBatched (the
 	// default), UDPReader or UDPPortable.
 	UDPPath string

@@ -77,6 +77,7 @@ type node struct {
 	rrsets []rrset
 	lb     *steering.LB
 	lbIdx  int
+	lbKey  uint64 // analytics.LBKey of the load balancer's id, for the sample
 	// sorry4 and sorry6 are the load balancer's all_down addresses as
 	// record tails (TTL written per answer).
 	sorry4, sorry6 [][]byte
@@ -311,7 +312,7 @@ func putTTL(t []byte, ttl uint32) { binary.BigEndian.PutUint32(t[ttlOffset:], tt
 
 // setLB makes n answer for lb, the load balancer at index i.
 func (n *node) setLB(lb *steering.LB, i int) {
-	n.lb, n.lbIdx = lb, i
+	n.lb, n.lbIdx, n.lbKey = lb, i, analytics.LBKey(lb.ID())
 	n.sorry4, n.sorry6 = addressTails(lb.Sorry(steering.QTypeA)), addressTails(lb.Sorry(steering.QTypeAAAA))
 	n.https = compileHTTPS(lb.HTTPS())
 	if n.types != nil {

@@ -19,3 +19,17 @@ create table if not exists glb_answer_counts (
 );
 -- Compaction and retention find old buckets without a load balancer.
 create index if not exists glb_answer_counts_bucket on glb_answer_counts (step, bucket);
+
+-- The sample of recent queries the traffic preview replays: per node,
+-- minute (Unix seconds), load balancer (the 64-bit hash of its id),
+-- client subnet and query type, how many were sampled. Kept an hour.
+create table if not exists glb_query_samples (
+    node text not null,
+    minute bigint not null check (minute % 60 = 0),
+    lb_key bigint not null,
+    subnet cidr not null,
+    qtype integer not null,
+    queries bigint not null check (queries > 0),
+    primary key (lb_key, minute, node, subnet, qtype)
+);
+create index if not exists glb_query_samples_minute on glb_query_samples (minute);

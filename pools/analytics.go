@@ -2,6 +2,7 @@ package pools
 
 import (
 	"context"
+	"net/netip"
 	"time"
 )
 
@@ -48,10 +49,29 @@ type AnalyticsStore interface {
 	// bucket.
 	AnswerCounts(ctx context.Context, lb string, since, until time.Time) ([]AnswerCount, error)
 	// CompactAnswerCounts merges the 10-second rows of buckets starting
-	// before fine into minute rows (across nodes), and deletes the rows of
-	// buckets starting before keep. Nodes may call it at once: each row
-	// is merged once.
+	// before fine into minute rows (across nodes), deletes the rows of
+	// buckets starting before keep, and the query samples of minutes
+	// before fine. Nodes may call it at once: each row is merged once.
 	CompactAnswerCounts(ctx context.Context, fine, keep time.Time) error
+
+	// AddQuerySamples records the queries a node sampled, by minute;
+	// recording the same node's minute and subnet again replaces it.
+	AddQuerySamples(ctx context.Context, node string, rows []QuerySample) error
+	// QuerySamples returns the samples of the load balancer whose
+	// analytics.LBKey is lb in minutes starting at or after since, summed
+	// across nodes.
+	QuerySamples(ctx context.Context, lb uint64, since time.Time) ([]QuerySample, error)
+}
+
+// QuerySample is how many queries a node sampled in one minute for one
+// load balancer from one client subnet with one query type.
+type QuerySample struct {
+	Minute time.Time
+	// LB is the load balancer's analytics.LBKey.
+	LB     uint64
+	Subnet netip.Prefix
+	Type   uint16
+	Count  int64
 }
 
 // MinuteOf is the start of the minute bucket t falls in.

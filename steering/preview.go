@@ -19,6 +19,16 @@ type Sample struct {
 	Subnet  netip.Prefix
 	Region  string
 	Country string
+	// Weight is how many queries the client stands for (0 counts as 1):
+	// a subnet of the real-traffic sample counts as often as it asked.
+	Weight float64
+}
+
+func (c Sample) weight() float64 {
+	if c.Weight <= 0 {
+		return 1
+	}
+	return c.Weight
 }
 
 // Place locates the clients of a region or a country the way a GeoIP
@@ -112,7 +122,7 @@ type OriginShare struct {
 
 // Preview decides for every client of sample on lb, by the decision the
 // DNS path takes (Decide), and adds up the shares. Each client counts
-// alike. What is random is counted by its odds, not drawn: the pool that
+// by its weight. What is random is counted by its odds, not drawn: the pool that
 // random_steering puts first by its weight, and an origin drawn by random
 // origin steering by its weight among the eligible origins. Hash origin
 // steering picks one origin for a subnet; for a place, which stands for
@@ -132,6 +142,10 @@ func (s *Snapshot) Preview(lb *LB, sample []Sample, qtype QType, locate Locator)
 	draws := s.randomOdds(lb)
 	var tr Trace
 	var ans Answer
+	total := 0.0
+	for _, c := range sample {
+		total += c.weight()
+	}
 	for _, c := range sample {
 		req := lb.sampleRequest(c, qtype, locate)
 		for _, d := range draws {
@@ -145,7 +159,7 @@ func (s *Snapshot) Preview(lb *LB, sample []Sample, qtype QType, locate Locator)
 				for j := len(br.path); j < br.calls; j++ {
 					paths = append(paths, append(slices.Clone(br.taken[:j]), true))
 				}
-				w := d.odds * br.odds / float64(len(sample))
+				w := d.odds * br.odds * c.weight() / total
 				out.addOrder(orders, tr.Candidates, w)
 				if ans.Down != DownFallback {
 					out.AllDown += w

@@ -32,6 +32,10 @@ func runDiff(ctx context.Context, args []string, env func(string) string, stdout
 		}
 	}
 	printPlan(stdout, p)
+	if err := printImpact(ctx, stdout, cl, p); err != nil {
+		fmt.Fprintln(stderr, "glbctl: the real-traffic preview:", err)
+		return exitTrouble
+	}
 	if p.changes() > 0 {
 		return exitDiffers
 	}

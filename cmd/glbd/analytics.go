@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,19 +28,23 @@ const compactEvery = time.Minute
 // API reads every node's counts from one place. Rows the store refuses
 // wait, bounded, and go with the next bucket's.
 type answerFlusher struct {
-	counts    *analytics.Counts
-	store     pools.AnalyticsStore
-	node      string
-	retention time.Duration
-	log       *slog.Logger
-	pending   []pools.AnswerCount
+	counts *analytics.Counts
+	// sample, when not nil, is written once a minute, each minute once
+	// it is over (sampledUntil: the minutes before are written).
+	sample       *analytics.Sample
+	sampledUntil time.Time
+	store        pools.AnalyticsStore
+	node         string
+	retention    time.Duration
+	log          *slog.Logger
+	pending      []pools.AnswerCount
 
 	written, dropped, failures prometheus.Counter
 }
 
-func newAnswerFlusher(counts *analytics.Counts, store pools.AnalyticsStore, node string, retention time.Duration, log *slog.Logger, reg prometheus.Registerer) (*answerFlusher, error) {
+func newAnswerFlusher(counts *analytics.Counts, sample *analytics.Sample, store pools.AnalyticsStore, node string, retention time.Duration, log *slog.Logger, reg prometheus.Registerer) (*answerFlusher, error) {
 	set := promset.New("analytics")
-	f := &answerFlusher{counts: counts, store: store, node: node, retention: retention, log: log.With("component", "analytics"),
+	f := &answerFlusher{counts: counts, sample: sample, store: store, node: node, retention: retention, log: log.With("component", "analytics"),
 		written:  set.Counter("rows_written_total", "Answer count rows (bucket, load balancer, pool, origin, region, country, rcode) this node wrote to the store."),
 		dropped:  set.Counter("rows_dropped_total", "Answer count rows dropped because the store was unreachable for longer than the pending rows' bound."),
 		failures: set.Counter("flush_failures_total", "Writes of answer counts to the store that failed (the rows wait for the next)."),
@@ -83,10 +88,11 @@ func (f *answerFlusher) run(ctx context.Context) {
 			f.log.Warn("answer counts of buckets not drained in time are lost", "buckets", oldest-next)
 			next = oldest
 		}
-		for ; !analytics.BucketStart(next + 1).Add(analytics.Grace).After(now); next++ {
+		for ; f.counts != nil && !analytics.BucketStart(next+1).Add(analytics.Grace).After(now); next++ {
 			f.pending = append(f.pending, f.counts.Drain(next)...)
 		}
 		f.write(ctx)
+		f.writeSample(ctx, now)
 		if now.Sub(compacted) >= compactEvery {
 			compacted = now
 			cctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -101,7 +107,7 @@ func (f *answerFlusher) run(ctx context.Context) {
 // final drains every bucket from next to the one being counted and writes
 // them, within a few seconds, at shutdown.
 func (f *answerFlusher) final(next int64) {
-	for cur := analytics.Bucket(time.Now()); next <= cur; next++ {
+	for cur := analytics.Bucket(time.Now()); f.counts != nil && next <= cur; next++ {
 		f.pending = append(f.pending, f.counts.Drain(next)...)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -110,7 +116,7 @@ func (f *answerFlusher) final(next int64) {
 }
 
 func (f *answerFlusher) write(ctx context.Context) {
-	if len(f.pending) == 0 {
+	if len(f.pending) == 0 || f.counts == nil {
 		return
 	}
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -128,4 +134,43 @@ func (f *answerFlusher) write(ctx context.Context) {
 	}
 	f.written.Add(float64(len(f.pending)))
 	f.pending = f.pending[:0]
+}
+
+// writeSample writes the queries sampled in the minutes that ended since
+// the last write, per minute, load balancer, subnet and type. A failed
+// write is tried again at the next bucket: the ring still holds them.
+func (f *answerFlusher) writeSample(ctx context.Context, now time.Time) {
+	minute := pools.MinuteOf(now)
+	if f.sample == nil || !minute.After(f.sampledUntil) {
+		return
+	}
+	if f.sampledUntil.IsZero() {
+		f.sampledUntil = minute.Add(-pools.AnswerFineFor)
+	}
+	type key struct {
+		minute int64
+		lb     uint64
+		subnet netip.Prefix
+		qtype  uint16
+	}
+	sums := map[key]int64{}
+	for _, q := range f.sample.Recent(f.sampledUntil) {
+		if q.At.Before(minute) {
+			sums[key{pools.MinuteOf(q.At).Unix(), q.LB, q.Subnet, q.Type}]++
+		}
+	}
+	rows := make([]pools.QuerySample, 0, len(sums))
+	for k, n := range sums {
+		rows = append(rows, pools.QuerySample{Minute: time.Unix(k.minute, 0).UTC(), LB: k.lb, Subnet: k.subnet, Type: k.qtype, Count: n})
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := f.store.AddQuerySamples(wctx, f.node, rows); err != nil {
+		f.failures.Inc()
+		if ctx.Err() == nil {
+			f.log.Warn("writing the query sample; it is tried again", "rows", len(rows), "err", err)
+		}
+		return
+	}
+	f.sampledUntil = minute
 }

@@ -83,9 +83,7 @@ func analyticsOf(t *testing.T, g *glbd, q url.Values) api.Analytics {
 func TestAnalyticsCountsDnsperf(t *testing.T) {
 	t.Parallel()
 	origins := startOrigins(t, "127.0.4.1", "127.0.4.2", "127.0.4.3")
-	db := freshDatabase(t)
-	n1 := startGlbd(t, "", "--database-url", db, "--node", "n1", "--region", "WEU")
-	n2 := startGlbd(t, "", "--database-url", db, "--node", "n2", "--region", "WEU", "--migrate=false")
+	n1, n2 := startTwoNodes(t, "--region", "WEU")
 	g := n1
 	zone := zoneFor(t, g)
 	mon := fastMonitor(t, g, origins[0].port())
@@ -230,5 +228,122 @@ func TestAnalyticsCountsDnsperf(t *testing.T) {
 	}
 	if sent == 0 {
 		t.Fatal("dnsperf sent nothing")
+	}
+}
+
+// loadFrom runs dnsperf for name from each subnet to each node at once,
+// for d at qps per run, and fails the test when one fails.
+func loadFrom(t *testing.T, nodes []*glbd, name string, subnets []netip.Prefix, d time.Duration, qps int) []*loadRun {
+	t.Helper()
+	var runs []*loadRun
+	for _, n := range nodes {
+		for _, subnet := range subnets {
+			runs = append(runs, &loadRun{node: n, name: name, subnet: subnet})
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(runs))
+	for i, r := range runs {
+		wg.Go(func() { errs[i] = r.run(t, d, qps) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return runs
+}
+
+// previewReal asks n for the real-traffic preview of lb with edits: 409
+// while nothing was sampled.
+func previewReal(t *testing.T, n *glbd, lb string, edits map[string]any) (api.Preview, int) {
+	t.Helper()
+	var out struct {
+		Result api.Preview `json:"result"`
+	}
+	status := n.call("POST", "/api/v1/load_balancers/"+lb+"/preview", map[string]any{"sample": "real", "edits": edits}, &out)
+	if status != 200 && status != 409 {
+		t.Fatalf("real-traffic preview of %s: status %d", lb, status)
+	}
+	return out.Result, status
+}
+
+// TestRealTrafficPreviewMatchesAnalytics is the acceptance test of the
+// real-traffic preview: dnsperf's queries from eight subnets reach two
+// nodes sharing PostgreSQL, which sample every one; the preview of a
+// weight edit replays them, merged across the nodes, and says each
+// origin's share after the edit; once the edit is applied, the same load
+// gives each origin, by GET /analytics, its predicted share within 2
+// points.
+func TestRealTrafficPreviewMatchesAnalytics(t *testing.T) {
+	t.Parallel()
+	n1, n2 := startTwoNodes(t, "--sample-every", "1")
+	g := n1
+	zone := zoneFor(t, g)
+	origins := []map[string]any{{"name": "a", "address": "192.0.2.1", "weight": 0.5}, {"name": "b", "address": "192.0.2.2", "weight": 0.5},
+		{"name": "c", "address": "192.0.2.3", "weight": 0.5}}
+	pool := g.must("POST", "/api/v1/pools", map[string]any{"name": "web", "origins": origins})["id"].(string)
+	lb := g.must("POST", "/api/v1/load_balancers", map[string]any{"zone": zone, "name": "www.glb.example.com",
+		"default_pools": []string{pool}, "fallback_pool": pool, "location_strategy": map[string]any{"prefer_ecs": "always"}})["id"].(string)
+	var subnets []netip.Prefix
+	for i := range 8 {
+		subnets = append(subnets, netip.MustParsePrefix(fmt.Sprintf("198.51.%d.0/24", 100+i)))
+	}
+	nodes := []*glbd{n1, n2}
+	eventually(t, 10*time.Second, "both nodes serve www", func() (bool, string) {
+		_, s1 := dig(t, n1.dns, "www.glb.example.com", "A")
+		_, s2 := dig(t, n2.dns, "www.glb.example.com", "A")
+		return s1 == "NOERROR" && s2 == "NOERROR", s1 + " " + s2
+	})
+	const loadFor, qps = 10 * time.Second, 40
+	var sampled int64
+	for _, r := range loadFrom(t, nodes, "www.glb.example.com", subnets, loadFor, qps) {
+		sampled += r.completed
+	}
+	// The edit: a 0.8, b 0.15, c 0.05.
+	edited := []map[string]any{{"name": "a", "address": "192.0.2.1", "weight": 0.8}, {"name": "b", "address": "192.0.2.2", "weight": 0.15},
+		{"name": "c", "address": "192.0.2.3", "weight": 0.05}}
+	edits := map[string]any{"pools": map[string]any{pool: map[string]any{"origins": edited}}}
+	var p api.Preview
+	eventually(t, 100*time.Second, "both nodes wrote the minutes of the load", func() (bool, string) {
+		var status int
+		p, status = previewReal(t, n2, lb, edits)
+		return status == 200 && p.Sample.Queries*100 >= sampled*99, fmt.Sprintf("%d %+v of %d", status, p.Sample, sampled)
+	})
+	if p.Sample.Subnets < len(subnets) || p.After == nil || len(p.Moves) != 0 { // the dig probes add the resolver's subnet
+		t.Fatalf("preview: %+v", p)
+	}
+	predicted := p.After.ByName()
+	t.Logf("real-traffic preview of %d queries from %d subnets: now %v, after %v; %s", p.Sample.Queries, p.Sample.Subnets, p.Now.ByName(), predicted, p.Summary)
+
+	g.must("PATCH", "/api/v1/pools/"+pool, map[string]any{"origins": edited})
+	for _, n := range nodes {
+		eventually(t, 10*time.Second, "the node serves the edit", func() (bool, string) {
+			e := explain(t, n, lb, "198.51.100.1")
+			return len(e.Decision.Origins.Eligible) == 3 && e.Decision.Origins.Eligible[0].Weight == 0.8, fmt.Sprint(e.Decision.Origins.Eligible)
+		})
+	}
+	// Count from the next bucket on: every answer in it is the edit's.
+	since := time.Now().Truncate(10 * time.Second).Add(10 * time.Second)
+	time.Sleep(time.Until(since)) // the load starts with the bucket, which is the clock's alone
+	loadFrom(t, nodes, "www.glb.example.com", subnets, 2*loadFor, qps)
+	end := time.Now()
+	var a api.Analytics
+	eventually(t, 60*time.Second, "every node wrote the buckets of the load", func() (bool, string) {
+		a = analyticsOf(t, n1, url.Values{"load_balancer": {lb}, "since": {since.UTC().Format(time.RFC3339)}, "group_by": {"origin"}, "step": {"10s"}})
+		return !a.CompleteUntil.Before(end.Add(10 * time.Second)), "complete until " + a.CompleteUntil.String()
+	})
+	for _, g := range a.Totals {
+		name := g["origin"].(string)
+		share := g["answers"].(float64) / float64(a.Answers)
+		want := predicted["web/"+name]
+		t.Logf("origin %s: %.3f of %d answers, predicted %.3f", name, share, a.Answers, want)
+		if d := share - want; d > 0.02 || d < -0.02 {
+			t.Errorf("origin %s: %.3f of the answers after the edit, the real-traffic preview said %.3f (more than 2 points apart)", name, share, want)
+		}
+	}
+	if len(a.Totals) != 3 {
+		t.Errorf("origins counted: %v", a.Totals)
 	}
 }

@@ -75,6 +75,10 @@ type Config struct {
 	// counts in memory (four buckets held, 16 bytes a cell); 0 = counting
 	// off. Default 65536 (4 MiB).
 	AnalyticsCells int
+	// SampleSize is how many recent load balancer queries the node keeps
+	// for the real-traffic preview (48 bytes each), one in SampleEvery;
+	// size 0 = none. Defaults 65536 (3 MiB) and 100.
+	SampleSize, SampleEvery int
 	// Node names this node in health views. Default: the hostname.
 	Node string
 	// Region is this node's region code (WNAM, WEU, ...) in health views.

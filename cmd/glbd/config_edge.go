@@ -41,6 +41,8 @@ func edgeFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after func
 	strVar(&c.VersionString, "version-string", "version told to CHAOS TXT version.bind.; empty = REFUSED")
 	strVar(&c.DNSTap, "dnstap", "send a sample of queries and their replies as dnstap messages to unix:/path/to/socket or tcp:IP:PORT (lossy: a slow reader loses messages, never slows answers); empty = off")
 	intVar(&c.DNSTapSample, "dnstap-sample", 1, "send one exchange in N to --dnstap")
+	intVar(&c.SampleSize, "sample-size", analytics.DefaultSampleSize, "recent load balancer queries kept (client subnet cut to /24 or /56, type) for the real-traffic preview, 48 bytes each; 0 = none")
+	intVar(&c.SampleEvery, "sample-every", analytics.DefaultSampleEvery, "keep one load balancer query in N in --sample-size")
 	intVar(&c.AnalyticsCells, "analytics-cells", analytics.DefaultCells, "cells of one 10-second bucket of answer counts (load balancer, pool, origin, region, country, rcode) in memory: 4 buckets of 16 bytes a cell; 0 = answers not counted")
 	return func() error {
 		set := env(envName("nsid")) != ""
@@ -91,6 +93,12 @@ func (c *Config) validateEdge() []error {
 	}
 	if c.AnalyticsCells < 0 || c.AnalyticsCells > 1<<24 {
 		errs = append(errs, fmt.Errorf("--analytics-cells %d: want 0 (off) to %d", c.AnalyticsCells, 1<<24))
+	}
+	if c.SampleSize < 0 || c.SampleSize > 1<<24 {
+		errs = append(errs, fmt.Errorf("--sample-size %d: want 0 (none) to %d", c.SampleSize, 1<<24))
+	}
+	if c.SampleEvery < 1 {
+		errs = append(errs, fmt.Errorf("--sample-every %d: want 1 (every query) or more", c.SampleEvery))
 	}
 	if c.DNSTapSample < 1 {
 		errs = append(errs, fmt.Errorf("--dnstap-sample %d: want 1 (every exchange) or more", c.DNSTapSample))

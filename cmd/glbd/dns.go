@@ -25,6 +25,8 @@ type dnsService struct {
 	tap  *tap.Tap // nil without --dnstap
 	// counts are the answers of every server, nil with --analytics-cells 0.
 	counts *analytics.Counts
+	// sample is the recent queries of every server, nil with --sample-size 0.
+	sample *analytics.Sample
 	geo    *geodata.Resolver
 	log    *slog.Logger
 	// last is the DNS snapshot last published; the next is built from it
@@ -46,6 +48,9 @@ func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog
 	if cfg.AnalyticsCells > 0 {
 		d.counts = analytics.NewCounts(cfg.AnalyticsCells)
 	}
+	if cfg.SampleSize > 0 {
+		d.sample = analytics.NewSample(cfg.SampleSize, cfg.SampleEvery)
+	}
 	addrs := commaList(cfg.DNSListen)
 	for _, addr := range addrs {
 		r := reg
@@ -55,7 +60,7 @@ func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog
 			r = prometheus.WrapRegistererWith(prometheus.Labels{"listener": addr}, reg)
 		}
 		srv, err := dnsserver.New(dnsserver.Config{Addr: addr, UDPSockets: cfg.UDPSockets, Registerer: r, Logger: log,
-			NSID: cfg.NSID, VersionString: cfg.VersionString, RRL: cfg.RRL, Updates: updates, Tap: d.tap, UDPPath: cfg.UDPPath, Counts: d.counts})
+			NSID: cfg.NSID, VersionString: cfg.VersionString, RRL: cfg.RRL, Updates: updates, Tap: d.tap, UDPPath: cfg.UDPPath, Counts: d.counts, Sample: d.sample})
 		if err == nil {
 			err = srv.Start(ctx)
 		}

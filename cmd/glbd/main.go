@@ -192,8 +192,8 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	}()
 	pruneStore(ctx, store, cfg.AuditRetention, log)
 	var flushed chan struct{} // closed once the last answer counts are written
-	if dns.counts != nil {
-		f, err := newAnswerFlusher(dns.counts, store, cfg.Node, cfg.AnalyticsRetention, log, reg)
+	if dns.counts != nil || dns.sample != nil {
+		f, err := newAnswerFlusher(dns.counts, dns.sample, store, cfg.Node, cfg.AnalyticsRetention, log, reg)
 		if err != nil {
 			dns.shutdown()
 			return err

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -126,6 +127,9 @@ func (s *Store) AnswerCounts(ctx context.Context, lb string, since, until time.T
 func (s *Store) CompactAnswerCounts(ctx context.Context, fine, keep time.Time) error {
 	fineAt, keepAt := pools.MinuteOf(fine).Unix(), keep.Unix()
 	return s.update(ctx, func(tx *bbolt.Tx) error {
+		if err := pruneSamples(tx, fineAt); err != nil {
+			return err
+		}
 		b := tx.Bucket(answerBucket)
 		if b == nil {
 			return nil
@@ -162,4 +166,94 @@ func (s *Store) CompactAnswerCounts(ctx context.Context, fine, keep time.Time) e
 		}
 		return nil
 	})
+}
+
+// sampleBucket holds the query samples: load balancer key (8 bytes)
+// minute (8) qtype (2) node NUL subnet → queries (8), all big-endian.
+var sampleBucket = []byte("query_samples")
+
+// AddQuerySamples records a node's sampled queries; a row already
+// recorded for the node is replaced.
+func (s *Store) AddQuerySamples(ctx context.Context, node string, rows []pools.QuerySample) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	return s.update(ctx, func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(sampleBucket)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			k := binary.BigEndian.AppendUint64(nil, r.LB)
+			k = binary.BigEndian.AppendUint64(k, uint64(r.Minute.Unix()))
+			k = binary.BigEndian.AppendUint16(k, r.Type)
+			k = append(append(append(k, node...), 0), r.Subnet.String()...)
+			if err := b.Put(k, binary.BigEndian.AppendUint64(nil, uint64(r.Count))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// QuerySamples sums the nodes' samples of lb per minute, subnet and type.
+func (s *Store) QuerySamples(ctx context.Context, lb uint64, since time.Time) ([]pools.QuerySample, error) {
+	type sumKey struct {
+		minute int64
+		subnet string
+		qtype  uint16
+	}
+	sums := map[sumKey]int64{}
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		b := tx.Bucket(sampleBucket)
+		if b == nil {
+			return nil
+		}
+		prefix := binary.BigEndian.AppendUint64(nil, lb)
+		c := b.Cursor()
+		for k, v := c.Seek(binary.BigEndian.AppendUint64(bytes.Clone(prefix), uint64(since.Unix()))); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(k) < 18 {
+				continue
+			}
+			_, subnet, ok := bytes.Cut(k[18:], []byte{0})
+			if !ok {
+				continue
+			}
+			sums[sumKey{int64(binary.BigEndian.Uint64(k[8:])), string(subnet), binary.BigEndian.Uint16(k[16:])}] += int64(binary.BigEndian.Uint64(v))
+		}
+		return nil
+	})
+	out := make([]pools.QuerySample, 0, len(sums))
+	for k, n := range sums {
+		p, perr := netip.ParsePrefix(k.subnet)
+		if perr != nil {
+			continue
+		}
+		out = append(out, pools.QuerySample{Minute: time.Unix(k.minute, 0).UTC(), LB: lb, Subnet: p, Type: k.qtype, Count: n})
+	}
+	slices.SortFunc(out, func(a, b pools.QuerySample) int {
+		return cmp.Or(a.Minute.Compare(b.Minute), cmp.Compare(a.Subnet.String(), b.Subnet.String()))
+	})
+	return out, err
+}
+
+// pruneSamples deletes the samples of minutes before t.
+func pruneSamples(tx *bbolt.Tx, t int64) error {
+	b := tx.Bucket(sampleBucket)
+	if b == nil {
+		return nil
+	}
+	var drop [][]byte
+	err := b.ForEach(func(k, _ []byte) error {
+		if len(k) < 16 || int64(binary.BigEndian.Uint64(k[8:])) < t {
+			drop = append(drop, bytes.Clone(k))
+		}
+		return nil
+	})
+	for _, k := range drop {
+		if err == nil {
+			err = b.Delete(k)
+		}
+	}
+	return err
 }

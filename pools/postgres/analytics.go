@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"net/netip"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -67,7 +68,56 @@ func (s *Store) CompactAnswerCounts(ctx context.Context, fine, keep time.Time) e
 			do update set answers = glb_answer_counts.answers + excluded.answers`, pools.MinuteOf(fine).Unix()); err != nil {
 			return err
 		}
-		_, err := t.tx.Exec(t.ctx, `delete from glb_answer_counts where bucket < $1`, keep.Unix())
+		if _, err := t.tx.Exec(t.ctx, `delete from glb_answer_counts where bucket < $1`, keep.Unix()); err != nil {
+			return err
+		}
+		_, err := t.tx.Exec(t.ctx, `delete from glb_query_samples where minute < $1`, pools.MinuteOf(fine).Unix())
 		return err
 	})
+}
+
+// AddQuerySamples records a node's sampled queries; a row already
+// recorded for the node is replaced.
+func (s *Store) AddQuerySamples(ctx context.Context, node string, rows []pools.QuerySample) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	return s.write(ctx, func(t *txn) error {
+		b := &pgx.Batch{}
+		for _, r := range rows {
+			b.Queue(`insert into glb_query_samples (node, minute, lb_key, subnet, qtype, queries) values ($1, $2, $3, $4::cidr, $5, $6)
+				on conflict (lb_key, minute, node, subnet, qtype) do update set queries = excluded.queries`,
+				node, r.Minute.Unix(), int64(r.LB), r.Subnet.String(), int(r.Type), r.Count)
+		}
+		return t.tx.SendBatch(t.ctx, b).Close()
+	})
+}
+
+// QuerySamples sums the nodes' samples of lb per minute, subnet and type.
+func (s *Store) QuerySamples(ctx context.Context, lb uint64, since time.Time) ([]pools.QuerySample, error) {
+	var out []pools.QuerySample
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `select minute, subnet::text, qtype, sum(queries)::bigint from glb_query_samples
+			where lb_key = $1 and minute >= $2 group by minute, subnet, qtype order by minute`, int64(lb), since.Unix())
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r := pools.QuerySample{LB: lb}
+			var minute int64
+			var subnet string
+			var qtype int
+			if err := rows.Scan(&minute, &subnet, &qtype, &r.Count); err != nil {
+				return err
+			}
+			if r.Subnet, err = netip.ParsePrefix(subnet); err != nil {
+				return err
+			}
+			r.Minute, r.Type = time.Unix(minute, 0).UTC(), uint16(qtype)
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	return out, err
 }

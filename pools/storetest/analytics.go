@@ -2,6 +2,9 @@ package storetest
 
 import (
 	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -104,5 +107,51 @@ func testAnswerCounts(t *testing.T, s pools.Store) {
 	got, _ = s.AnswerCounts(c, "api", t0.Add(-time.Hour), t0.Add(time.Hour))
 	if len(got) != 0 {
 		t.Fatalf("api's rows before the retention kept: %+v", got)
+	}
+}
+
+// testQuerySamples: the nodes' samples of a minute, subnet and type are
+// summed, a node writing its row again replaces it, a read keeps its load
+// balancer and minutes from since, and compaction drops the minutes
+// before its fine bound.
+func testQuerySamples(t *testing.T, s pools.Store) {
+	c := ctx(t)
+	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	weu, enam := netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("2001:db8:1::/56")
+	sample := func(at time.Duration, lb uint64, subnet netip.Prefix, n int64) pools.QuerySample {
+		return pools.QuerySample{Minute: t0.Add(at), LB: lb, Subnet: subnet, Type: 1, Count: n}
+	}
+	for _, w := range []struct {
+		node string
+		rows []pools.QuerySample
+	}{
+		{"node-a", []pools.QuerySample{sample(0, 7, weu, 3), sample(time.Minute, 7, weu, 1), sample(time.Minute, 7, enam, 2), sample(0, 8, weu, 50)}},
+		{"node-b", []pools.QuerySample{sample(time.Minute, 7, weu, 9)}},
+		{"node-b", []pools.QuerySample{sample(time.Minute, 7, weu, 4)}}, // replaces the 9
+	} {
+		if err := s.AddQuerySamples(c, w.node, w.rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	show := func(rows []pools.QuerySample) string {
+		var out []string
+		for _, r := range rows {
+			out = append(out, fmt.Sprintf("%ds %s %d", int(r.Minute.Sub(t0).Seconds()), r.Subnet, r.Count))
+		}
+		slices.Sort(out)
+		return strings.Join(out, ", ")
+	}
+	got, err := s.QuerySamples(c, 7, t0)
+	if want := "0s 198.51.100.0/24 3, 60s 198.51.100.0/24 5, 60s 2001:db8:1::/56 2"; err != nil || show(got) != want {
+		t.Fatalf("samples of 7: %s (%v), want %s", show(got), err, want)
+	}
+	if got, _ := s.QuerySamples(c, 7, t0.Add(time.Minute)); show(got) != "60s 198.51.100.0/24 5, 60s 2001:db8:1::/56 2" {
+		t.Fatalf("since the second minute: %s", show(got))
+	}
+	if err := s.CompactAnswerCounts(c, t0.Add(time.Minute), t0.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.QuerySamples(c, 7, t0); show(got) != "60s 198.51.100.0/24 5, 60s 2001:db8:1::/56 2" {
+		t.Fatalf("after compaction to the second minute: %s", show(got))
 	}
 }

@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"RolloutCompletion", testRolloutCompletion},
 		{"SafetyRules", testSafetyRules},
 		{"AnswerCounts", testAnswerCounts},
+		{"QuerySamples", testQuerySamples},
 		{"MonitorGroups", testMonitorGroups},
 		{"NotifySubscriptions", testNotifySubscriptions},
 		{"NotifyOutbox", testNotifyOutbox},
