@@ -7,12 +7,8 @@ import (
 )
 
 const impactConfig = `zones:
-  - id: example
-    name: glb.example.com
-    nameservers: [ns1.glb.example.com]
-    soa: {rname: hostmaster.example.com}
-    records:
-      - {name: ns1.glb.example.com, type: A, content: 127.0.0.1}
+  - {id: example, name: glb.example.com, nameservers: [ns1.glb.example.com], soa: {rname: hostmaster.example.com},
+     records: [{name: ns1.glb.example.com, type: A, content: 127.0.0.1}]}
 pools:
   - {id: eu, name: eu, enabled: %s, origins: [{name: a, address: 192.0.2.1}]}
   - {id: us, name: us, origins: [{name: b, address: 192.0.2.2}]}

@@ -66,17 +66,26 @@ func cellOf(r pools.AnswerCount) [5]string {
 // AddAnswerCounts records a node's rows; a row already recorded for the
 // node is replaced.
 func (s *Store) AddAnswerCounts(ctx context.Context, node string, rows []pools.AnswerCount) error {
+	return putRows(s, ctx, answerBucket, rows, func(r pools.AnswerCount) ([]byte, int64) {
+		return encodeAnswerKey(r.LoadBalancer, answerKey{step: r.Step, bucket: r.Bucket.Unix(), node: node, cell: cellOf(r)}), r.Answers
+	})
+}
+
+// putRows puts each row under the key kv gives it, its count as 8
+// big-endian bytes, in one write transaction; the bucket is made by the
+// first write.
+func putRows[R any](s *Store, ctx context.Context, bucket []byte, rows []R, kv func(R) ([]byte, int64)) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	return s.update(ctx, func(tx *bbolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(answerBucket)
+		b, err := tx.CreateBucketIfNotExists(bucket)
 		if err != nil {
 			return err
 		}
 		for _, r := range rows {
-			k := answerKey{step: r.Step, bucket: r.Bucket.Unix(), node: node, cell: cellOf(r)}
-			if err := b.Put(encodeAnswerKey(r.LoadBalancer, k), binary.BigEndian.AppendUint64(nil, uint64(r.Answers))); err != nil {
+			k, n := kv(r)
+			if err := b.Put(k, binary.BigEndian.AppendUint64(nil, uint64(n))); err != nil {
 				return err
 			}
 		}
@@ -175,24 +184,11 @@ var sampleBucket = []byte("query_samples")
 // AddQuerySamples records a node's sampled queries; a row already
 // recorded for the node is replaced.
 func (s *Store) AddQuerySamples(ctx context.Context, node string, rows []pools.QuerySample) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	return s.update(ctx, func(tx *bbolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(sampleBucket)
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			k := binary.BigEndian.AppendUint64(nil, r.LB)
-			k = binary.BigEndian.AppendUint64(k, uint64(r.Minute.Unix()))
-			k = binary.BigEndian.AppendUint16(k, r.Type)
-			k = append(append(append(k, node...), 0), r.Subnet.String()...)
-			if err := b.Put(k, binary.BigEndian.AppendUint64(nil, uint64(r.Count))); err != nil {
-				return err
-			}
-		}
-		return nil
+	return putRows(s, ctx, sampleBucket, rows, func(r pools.QuerySample) ([]byte, int64) {
+		k := binary.BigEndian.AppendUint64(nil, r.LB)
+		k = binary.BigEndian.AppendUint64(k, uint64(r.Minute.Unix()))
+		k = binary.BigEndian.AppendUint16(k, r.Type)
+		return append(append(append(k, node...), 0), r.Subnet.String()...), r.Count
 	})
 }
 

@@ -13,16 +13,24 @@ import (
 // AddAnswerCounts records a node's rows in one statement per batch; a
 // row already recorded for the node is replaced (a retried write).
 func (s *Store) AddAnswerCounts(ctx context.Context, node string, rows []pools.AnswerCount) error {
+	return upsertRows(s, ctx, rows, `insert into glb_answer_counts (load_balancer, step, bucket, node, pool, origin, region, country, rcode, answers)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		on conflict (load_balancer, step, bucket, node, pool, origin, region, country, rcode) do update set answers = excluded.answers`,
+		func(r pools.AnswerCount) []any {
+			return []any{r.LoadBalancer, r.Step, r.Bucket.Unix(), node, r.Pool, r.Origin, r.Region, r.Country, r.Rcode, r.Answers}
+		})
+}
+
+// upsertRows runs query once per row, with args(row), in one batch of
+// one transaction.
+func upsertRows[R any](s *Store, ctx context.Context, rows []R, query string, args func(R) []any) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	return s.write(ctx, func(t *txn) error {
 		b := &pgx.Batch{}
 		for _, r := range rows {
-			b.Queue(`insert into glb_answer_counts (load_balancer, step, bucket, node, pool, origin, region, country, rcode, answers)
-				values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-				on conflict (load_balancer, step, bucket, node, pool, origin, region, country, rcode) do update set answers = excluded.answers`,
-				r.LoadBalancer, r.Step, r.Bucket.Unix(), node, r.Pool, r.Origin, r.Region, r.Country, r.Rcode, r.Answers)
+			b.Queue(query, args(r)...)
 		}
 		return t.tx.SendBatch(t.ctx, b).Close()
 	})
@@ -30,27 +38,15 @@ func (s *Store) AddAnswerCounts(ctx context.Context, node string, rows []pools.A
 
 // AnswerCounts sums the nodes' rows of lb per bucket and cell.
 func (s *Store) AnswerCounts(ctx context.Context, lb string, since, until time.Time) ([]pools.AnswerCount, error) {
-	var out []pools.AnswerCount
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `select step, bucket, pool, origin, region, country, rcode, sum(answers)::bigint
-			from glb_answer_counts where load_balancer = $1 and bucket >= $2 and bucket < $3
-			group by step, bucket, pool, origin, region, country, rcode order by bucket, step`, lb, since.Unix(), until.Unix())
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			r := pools.AnswerCount{LoadBalancer: lb}
-			var bucket int64
-			if err := rows.Scan(&r.Step, &bucket, &r.Pool, &r.Origin, &r.Region, &r.Country, &r.Rcode, &r.Answers); err != nil {
-				return err
-			}
-			r.Bucket = time.Unix(bucket, 0).UTC()
-			out = append(out, r)
-		}
-		return rows.Err()
-	})
-	return out, err
+	return selectAll(s, ctx, func(row pgx.CollectableRow) (pools.AnswerCount, error) {
+		r := pools.AnswerCount{LoadBalancer: lb}
+		var bucket int64
+		err := row.Scan(&r.Step, &bucket, &r.Pool, &r.Origin, &r.Region, &r.Country, &r.Rcode, &r.Answers)
+		r.Bucket = time.Unix(bucket, 0).UTC()
+		return r, err
+	}, `select step, bucket, pool, origin, region, country, rcode, sum(answers)::bigint
+		from glb_answer_counts where load_balancer = $1 and bucket >= $2 and bucket < $3
+		group by step, bucket, pool, origin, region, country, rcode order by bucket, step`, lb, since.Unix(), until.Unix())
 }
 
 // CompactAnswerCounts moves old 10-second rows into minute rows in one
@@ -79,45 +75,27 @@ func (s *Store) CompactAnswerCounts(ctx context.Context, fine, keep time.Time) e
 // AddQuerySamples records a node's sampled queries; a row already
 // recorded for the node is replaced.
 func (s *Store) AddQuerySamples(ctx context.Context, node string, rows []pools.QuerySample) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	return s.write(ctx, func(t *txn) error {
-		b := &pgx.Batch{}
-		for _, r := range rows {
-			b.Queue(`insert into glb_query_samples (node, minute, lb_key, subnet, qtype, queries) values ($1, $2, $3, $4::cidr, $5, $6)
-				on conflict (lb_key, minute, node, subnet, qtype) do update set queries = excluded.queries`,
-				node, r.Minute.Unix(), int64(r.LB), r.Subnet.String(), int(r.Type), r.Count)
-		}
-		return t.tx.SendBatch(t.ctx, b).Close()
-	})
+	return upsertRows(s, ctx, rows, `insert into glb_query_samples (node, minute, lb_key, subnet, qtype, queries) values ($1, $2, $3, $4::cidr, $5, $6)
+		on conflict (lb_key, minute, node, subnet, qtype) do update set queries = excluded.queries`,
+		func(r pools.QuerySample) []any {
+			return []any{node, r.Minute.Unix(), int64(r.LB), r.Subnet.String(), int(r.Type), r.Count}
+		})
 }
 
 // QuerySamples sums the nodes' samples of lb per minute, subnet and type.
 func (s *Store) QuerySamples(ctx context.Context, lb uint64, since time.Time) ([]pools.QuerySample, error) {
-	var out []pools.QuerySample
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `select minute, subnet::text, qtype, sum(queries)::bigint from glb_query_samples
-			where lb_key = $1 and minute >= $2 group by minute, subnet, qtype order by minute`, int64(lb), since.Unix())
-		if err != nil {
-			return err
+	return selectAll(s, ctx, func(row pgx.CollectableRow) (pools.QuerySample, error) {
+		r := pools.QuerySample{LB: lb}
+		var minute int64
+		var subnet string
+		var qtype int
+		if err := row.Scan(&minute, &subnet, &qtype, &r.Count); err != nil {
+			return r, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			r := pools.QuerySample{LB: lb}
-			var minute int64
-			var subnet string
-			var qtype int
-			if err := rows.Scan(&minute, &subnet, &qtype, &r.Count); err != nil {
-				return err
-			}
-			if r.Subnet, err = netip.ParsePrefix(subnet); err != nil {
-				return err
-			}
-			r.Minute, r.Type = time.Unix(minute, 0).UTC(), uint16(qtype)
-			out = append(out, r)
-		}
-		return rows.Err()
-	})
-	return out, err
+		r.Minute, r.Type = time.Unix(minute, 0).UTC(), uint16(qtype)
+		var err error
+		r.Subnet, err = netip.ParsePrefix(subnet)
+		return r, err
+	}, `select minute, subnet::text, qtype, sum(queries)::bigint from glb_query_samples
+		where lb_key = $1 and minute >= $2 group by minute, subnet, qtype order by minute`, int64(lb), since.Unix())
 }
