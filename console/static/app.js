@@ -9,6 +9,7 @@ import { editPage, configPage } from './edit.js';
 import { tsigPage } from './tsig.js';
 import { notificationsPage } from './notifications.js';
 import { trafficPage } from './traffic.js';
+import { rolloutsPage } from './rollouts.js';
 
 const main = document.getElementById('main');
 const login = document.getElementById('login');
@@ -42,6 +43,7 @@ const pages = {
   edit: (arg) => editPage(arg),
   tsig: () => tsigPage(),
   notifications: (arg) => notificationsPage(arg),
+  rollouts: () => rolloutsPage(),
 };
 
 // The page shown: what redraws it, and a generation number so that a

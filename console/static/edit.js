@@ -3,6 +3,7 @@ import { el, field, policyName } from './dom.js';
 import { REGIONS } from './preview.js';
 import { dnssecCard } from './dnssec.js';
 import { versionsCard } from './versions.js';
+import { rolloutsCard } from './rollouts.js';
 
 // The console's create, edit and delete of every kind of object, through
 // the same API calls a script makes: POST to create, PUT with If-Match to
@@ -437,7 +438,7 @@ export async function editPage(arg) {
   const nodes = [el('h2', { text: id ? `Edit ${spec.one} ${spec.title(obj)}` : `New ${spec.one}`, tabindex: '-1', class: 'page-title' }),
     el('section', { class: 'card' }, form)];
   if (id && kind === 'zones') nodes.push(await dnssecCard(id));
-  if (id && kind === 'load_balancers') nodes.push(await versionsCard(id, spec.title(obj)));
+  if (id && kind === 'load_balancers') nodes.push(await rolloutsCard(obj), await versionsCard(id, spec.title(obj)));
   if (id) nodes.push(deleteBox(kind, id, spec, obj, etag));
   return { nodes };
 }
