@@ -127,6 +127,12 @@ func testNotifyOutbox(t *testing.T, s pools.Store) {
 	if evs, err := s.RecordStates(c, []pools.StateChange{health("p1", pools.StateUp, t0.Add(-time.Second))}); err != nil || len(evs) != 0 {
 		t.Fatalf("a stale state recorded %v %v", evs, err)
 	}
+	// A key with nothing to assume records its first state, which
+	// changes nothing: no event.
+	newKey := pools.StateChange{Key: "lb/first", State: "p1", Event: pools.Event{Type: pools.EventFailover, Time: t0}}
+	if evs, err := s.RecordStates(c, []pools.StateChange{newKey}); err != nil || len(evs) != 0 {
+		t.Fatalf("a first state recorded %v %v", evs, err)
+	}
 	// A configuration write records its event in its transaction.
 	z, err := s.Create(c, Zone("notify.example.com"))
 	if err != nil {
