@@ -21,16 +21,7 @@ import (
 // pools are IPv4 only, so AAAA is NODATA.
 func configureSigned(t *testing.T, g *glbd) string {
 	t.Helper()
-	zone := g.must("POST", "/api/v1/zones", map[string]any{
-		"name": "glb.example.com", "nameservers": []string{"ns1.glb.example.com"}, "ttl": 60,
-		"soa":    map[string]any{"minimum": 30},
-		"dnssec": map[string]any{"enabled": true},
-		"records": []map[string]any{
-			{"name": "ns1.glb.example.com", "type": "A", "content": "127.0.0.1"},
-			{"name": "txt.glb.example.com", "type": "TXT", "content": `"static"`},
-		},
-	})
-	g.must("POST", "/api/v1/networks", map[string]any{"cidr": "198.51.100.0/24", "country": "DE", "region": "WEU"})
+	zone := signedZone(t, g, map[string]any{"name": "txt.glb.example.com", "type": "TXT", "content": `"static"`})
 	eu := g.must("POST", "/api/v1/pools", map[string]any{"name": "eu", "origins": []map[string]any{{"name": "eu1", "address": "192.0.2.10"}}})
 	us := g.must("POST", "/api/v1/pools", map[string]any{"name": "us", "origins": []map[string]any{{"name": "us1", "address": "192.0.2.20"}}})
 	g.must("POST", "/api/v1/load_balancers", map[string]any{
@@ -40,6 +31,21 @@ func configureSigned(t *testing.T, g *glbd) string {
 		"location_strategy": map[string]any{"prefer_ecs": "always"},
 	})
 	return zone["id"].(string)
+}
+
+// signedZone creates over REST the signed zone glb.example.com (TTL 60,
+// negative answers 30 s) with ns1's address and records, and the network
+// 198.51.100.0/24 in DE (WEU); it returns the zone.
+func signedZone(t *testing.T, g *glbd, records ...map[string]any) map[string]any {
+	t.Helper()
+	zone := g.must("POST", "/api/v1/zones", map[string]any{
+		"name": "glb.example.com", "nameservers": []string{"ns1.glb.example.com"}, "ttl": 60,
+		"soa":     map[string]any{"minimum": 30},
+		"dnssec":  map[string]any{"enabled": true},
+		"records": append([]map[string]any{{"name": "ns1.glb.example.com", "type": "A", "content": "127.0.0.1"}}, records...),
+	})
+	g.must("POST", "/api/v1/networks", map[string]any{"cidr": "198.51.100.0/24", "country": "DE", "region": "WEU"})
+	return zone
 }
 
 // dsOf reads the DS records the API offers for the parent.

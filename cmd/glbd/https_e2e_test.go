@@ -16,13 +16,7 @@ import (
 // eu pool, everyone else the us pool.
 func configureHTTPS(t *testing.T, g *glbd) string {
 	t.Helper()
-	zone := g.must("POST", "/api/v1/zones", map[string]any{
-		"name": "glb.example.com", "nameservers": []string{"ns1.glb.example.com"}, "ttl": 60,
-		"soa":     map[string]any{"minimum": 30},
-		"dnssec":  map[string]any{"enabled": true},
-		"records": []map[string]any{{"name": "ns1.glb.example.com", "type": "A", "content": "127.0.0.1"}},
-	})
-	g.must("POST", "/api/v1/networks", map[string]any{"cidr": "198.51.100.0/24", "country": "DE", "region": "WEU"})
+	zone := signedZone(t, g)
 	origins := func(addrs ...string) []map[string]any {
 		var out []map[string]any
 		for _, a := range addrs {
