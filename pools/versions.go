@@ -174,6 +174,11 @@ func versionsOf(cfg *Config, entries []AuditEntry, lbID string) ([]Version, erro
 		return cmp.Or(cmp.Compare(b.Revision, a.Revision), cmp.Compare(b.ID, a.ID))
 	})
 	var out []Version
+	lbKey := versionKey(KindLoadBalancer, lbID)
+	after, err := closure(state, lbID)
+	if err != nil {
+		return nil, err
+	}
 	for len(entries) > 0 {
 		n := 1
 		for n < len(entries) && entries[n].Revision == entries[0].Revision {
@@ -181,27 +186,41 @@ func versionsOf(cfg *Config, entries []AuditEntry, lbID string) ([]Version, erro
 		}
 		group := entries[:n]
 		entries = entries[n:]
-		after, err := closure(state, lbID)
-		if err != nil {
-			return nil, err
-		}
-		var undo []AuditEntry
-		for _, e := range group {
-			if e.Kind != KindRollback {
-				undo = append(undo, e)
+		// What the write left of the load balancer's objects, before it is
+		// undone in place.
+		stood := make(map[string]json.RawMessage, len(after))
+		for k := range after {
+			if raw, ok := state[k]; ok {
+				stood[k] = raw
 			}
 		}
-		before := copyState(state, undo)
-		// A write that changes the references (a pool dropped, a monitor
-		// swapped) touches what was referred to before it as well.
-		was, err := closure(before, lbID)
-		if err != nil {
-			return nil, err
+		moved := false
+		for _, e := range group {
+			if e.Kind == KindRollback {
+				continue
+			}
+			k := versionKey(e.Kind, e.ObjectID)
+			if isNull(e.Before) {
+				delete(state, k)
+			} else {
+				state[k] = e.Before
+			}
+			// Only a write of the load balancer or of a pool it uses
+			// moves its references: the rest keeps the closure as it is.
+			moved = moved || k == lbKey || (e.Kind == KindPool && after[k])
 		}
-		if v, ok := versionOf(group, after, was, state, lbID); ok {
+		// A write that changes the references (a pool dropped, the load
+		// balancer deleted) touches what was referred to before it too.
+		was := after
+		if moved {
+			if was, err = closure(state, lbID); err != nil {
+				return nil, err
+			}
+		}
+		if v, ok := versionOf(group, after, was, stood, lbID); ok {
 			out = append(out, v)
 		}
-		state = before
+		after = was
 	}
 	slices.Reverse(out)
 	for i := range out {
@@ -217,24 +236,6 @@ func versionsOf(cfg *Config, entries []AuditEntry, lbID string) ([]Version, erro
 		}
 	}
 	return out, nil
-}
-
-// copyState returns state with each entry's Before put back (null: the
-// object did not exist), leaving state itself as it is.
-func copyState(state map[string]json.RawMessage, undo []AuditEntry) map[string]json.RawMessage {
-	out := make(map[string]json.RawMessage, len(state))
-	for k, v := range state {
-		out[k] = v
-	}
-	for _, e := range undo {
-		k := versionKey(e.Kind, e.ObjectID)
-		if isNull(e.Before) {
-			delete(out, k)
-		} else {
-			out[k] = e.Before
-		}
-	}
-	return out
 }
 
 func isNull(b json.RawMessage) bool {
@@ -277,8 +278,8 @@ func closure(state map[string]json.RawMessage, lbID string) (map[string]bool, er
 
 // versionOf is the version a write (its entries, one revision) makes of
 // the load balancer, if it touched what the load balancer referred to
-// before or after it.
-func versionOf(group []AuditEntry, after, before map[string]bool, state map[string]json.RawMessage, lbID string) (Version, bool) {
+// before or after it; stood holds the objects it left.
+func versionOf(group []AuditEntry, after, before map[string]bool, stood map[string]json.RawMessage, lbID string) (Version, bool) {
 	v := Version{Revision: group[0].Revision, lb: lbID}
 	for _, e := range group {
 		if e.Kind == KindRollback {
@@ -300,12 +301,7 @@ func versionOf(group []AuditEntry, after, before map[string]bool, state map[stri
 	if len(v.Changes) == 0 {
 		return v, false
 	}
-	v.objects = map[string]json.RawMessage{}
-	for k := range after {
-		if raw, ok := state[k]; ok {
-			v.objects[k] = raw
-		}
-	}
+	v.objects = stood
 	slices.SortFunc(v.Changes, func(a, b VersionChange) int {
 		return cmp.Or(cmp.Compare(slices.Index(VersionKinds, a.Kind), slices.Index(VersionKinds, b.Kind)), cmp.Compare(a.ID, b.ID))
 	})
