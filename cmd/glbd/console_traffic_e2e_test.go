@@ -6,11 +6,14 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/miekg/dns"
+
+	"github.com/glb-dns/glb/api"
 )
 
 // TestConsoleTraffic: clients of two regions (operator networks, sent as
@@ -37,7 +40,7 @@ func TestConsoleTraffic(t *testing.T) {
 		t.Cleanup(func() { srv.Close() })
 		servers[ip] = srv
 	}
-	g := startGlbd(t, "")
+	g := startGlbd(t, "", "--sample-every", "1")
 	zone := zoneFor(t, g)
 	mon := fastMonitor(t, g, port)
 	for id, ip := range map[string]string{"eu": "127.0.6.1", "us": "127.0.6.2"} {
@@ -145,6 +148,19 @@ func TestConsoleTraffic(t *testing.T) {
 		}
 	}
 
+	// The real-traffic sample is written a minute at a time; the
+	// preview's summary of an edit is what the console must show.
+	edits := map[string]any{"pools": map[string]any{"us": map[string]any{"enabled": false}}}
+	var real api.Preview
+	eventually(t, 90*time.Second, "the sampled queries written", func() (bool, string) {
+		p, status := previewReal(t, g, "www", edits)
+		real = p
+		return status == 200, strconv.Itoa(status)
+	})
+	if real.Summary == "" || real.Sample == nil || real.Sample.Queries == 0 {
+		t.Fatalf("real-traffic preview of disabling us: %+v", real)
+	}
+
 	ctx := browserTab(t)
 	var weuPool, frPool, frFill, enamFill, usColour, weuAnswers string
 	drive(t, ctx, "traffic page", chromedp.Navigate(g.api+"/ui/#traffic/www"),
@@ -158,6 +174,20 @@ func TestConsoleTraffic(t *testing.T) {
 		chromedp.AttributeValue(`#t-map-legend li[data-key="us"]`, "data-colour", &usColour, nil),
 		chromedp.AttributeValue(`#t-map .region-dot[data-region="WEU"]`, "data-answers", &weuAnswers, nil))
 	shot(t, ctx, "traffic")
+	var summary, status string
+	drive(t, ctx, "real-traffic preview", chromedp.Navigate(g.api+"/ui/#preview"), chromedp.WaitVisible(`#p-real`),
+		chromedp.SetValue(`#p-lb`, "www"), chromedp.Click(`#p-real`), chromedp.Click(`#p-submit`),
+		chromedp.WaitVisible(`#p-table`), chromedp.Text(`#p-summary`, &summary),
+		chromedp.Click(`tr[data-pool="us"] input[type=checkbox]`),
+		waitFor(`document.getElementById('p-edit-status').textContent.includes('after column')`, 10*time.Second),
+		chromedp.Text(`#p-edit-status`, &status))
+	shot(t, ctx, "preview-real")
+	if !strings.Contains(summary, "real A queries sampled") {
+		t.Errorf("the preview's summary %q does not say it replays real queries", summary)
+	}
+	if !strings.HasPrefix(status, real.Summary) {
+		t.Errorf("the edit's status %q, want the API's summary %q first", status, real.Summary)
+	}
 	if weuPool != "us" {
 		t.Errorf("WEU shown answered from %q, want us", weuPool)
 	}

@@ -1,5 +1,5 @@
 import { call, Problem } from './api.js';
-import { el, pct, bar, field, showFieldErrors } from './dom.js';
+import { el, pct, bar, field, showFieldErrors, when } from './dom.js';
 import { lbPicker } from './explain.js';
 import { poolOrder } from './overview.js';
 
@@ -45,21 +45,26 @@ export async function previewPage() {
   const type = el('select', {}, ['A', 'AAAA'].map((t) => el('option', { value: t, text: t })));
   const allRegions = el('button', { type: 'button', id: 'p-regions', text: 'Sample: all regions' });
   allRegions.addEventListener('click', () => { sample.value = REGIONS.join('\n'); sample.focus(); });
+  // Real traffic: the queries every node sampled in the last hour stand
+  // for the clients instead of the list.
+  const real = el('input', { type: 'checkbox', id: 'p-real' });
+  real.addEventListener('change', () => { sample.disabled = real.checked; allRegions.disabled = real.checked; });
   const out = el('div', { id: 'p-out', 'aria-live': 'polite' });
   const formError = el('p', { class: 'error', role: 'alert' });
   const form = el('form', { id: 'p-form', 'aria-label': 'Traffic preview', novalidate: true }, el('div', { class: 'row' },
     el('div', {}, pick.node),
-    el('div', { class: 'grow' }, field('p-sample', 'Clients: subnets, regions (WEU) or countries (FR), one a line', sample), allRegions),
+    el('div', { class: 'grow' }, field('p-sample', 'Clients: subnets, regions (WEU) or countries (FR), one a line', sample), allRegions,
+      el('label', { for: 'p-real', class: 'inline' }, real, ' Real traffic instead: the queries sampled in the last hour')),
     el('div', {}, field('p-type', 'Query type', type)),
     el('div', {}, el('button', { type: 'submit', id: 'p-submit', text: 'Preview' }))), formError);
 
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
-    const clients = parseSample(sample.value);
+    const clients = real.checked ? null : parseSample(sample.value);
     const lbID = pick.select.value;
     try {
       const [{ data: now }, { data: lb }] = await Promise.all([
-        call('POST', `/load_balancers/${lbID}/preview`, { clients, type: type.value }),
+        call('POST', `/load_balancers/${lbID}/preview`, { ...asked(clients), type: type.value }),
         call('GET', `/load_balancers/${lbID}`)]);
       const ps = await Promise.all(poolOrder(lb).map(async (id) => (await call('GET', `/pools/${id}`)).data));
       showFieldErrors(form, [], () => null, formError);
@@ -90,6 +95,10 @@ export async function previewPage() {
     },
   };
 }
+
+// asked is the sample part of a preview's body: the clients listed, or
+// the real traffic when there is no list.
+const asked = (clients) => (clients ? { clients } : { sample: 'real' });
 
 // editor draws the shares now beside the shares after the unsaved edit,
 // with the edit's controls in the same rows.
@@ -165,11 +174,11 @@ function editor(lbID, clients, qtype, now, ps) {
       return;
     }
     try {
-      const { data } = await call('POST', `/load_balancers/${lbID}/preview`, { clients, type: qtype, edits: { pools } });
+      const { data } = await call('POST', `/load_balancers/${lbID}/preview`, { ...asked(clients), type: qtype, edits: { pools } });
       after = data.after;
       draw();
       showFieldErrors(editForm, [], () => null, editError);
-      status.textContent = 'The after column shows the unsaved edit. Nothing is saved.';
+      status.textContent = `${data.summary ? data.summary + '. ' : ''}The after column shows the unsaved edit. Nothing is saved.`;
     } catch (e) {
       if (!(e instanceof Problem)) throw e;
       showFieldErrors(editForm, e.body.errors, (path) => {
@@ -204,9 +213,12 @@ function editor(lbID, clients, qtype, now, ps) {
     else update();
   });
   draw();
-  const place = clients.filter((c) => !c.subnet).length;
+  const place = (clients || []).filter((c) => !c.subnet).length;
+  const smp = now.sample;
+  const what = smp ? `${smp.queries.toLocaleString('en')} real ${now.type} queries sampled since ${when(smp.since)} from ${smp.subnets.toLocaleString('en')} subnets${smp.left ? ` (${smp.left.toLocaleString('en')} from rarer subnets left out)` : ''}`
+    : `${now.clients} sample clients (${now.clients - place} subnets, ${place} regions or countries), ${now.type} questions`;
   return [
-    el('p', { class: 'muted', id: 'p-summary', text: `${now.clients} sample clients (${now.clients - place} subnets, ${place} regions or countries), ${now.type} questions, revision ${now.revision}. Shares are of all answers; an origin's is the share of answers whose first record it is.` }),
+    el('p', { class: 'muted', id: 'p-summary', text: `${what}, revision ${now.revision}. Shares are of all answers; an origin's is the share of answers whose first record it is.` }),
     el('p', { id: 'p-stale', class: 'notice', hidden: true, text: 'The configuration changed since this preview: Preview again to see it.' }),
     editForm,
   ];
