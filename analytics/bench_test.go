@@ -53,4 +53,14 @@ func TestCountsFullTable(t *testing.T) {
 	if len(rows) != 0 {
 		t.Errorf("rows named without a registered snapshot: %v", rows)
 	}
+	// Drained, the cells are free again, and one key takes one cell
+	// however often it counts.
+	for i := range 2 {
+		for range 5 {
+			c.Add(now, Key(0, 2+i, 0, 0, 0, 0))
+		}
+	}
+	if c.Lost() != 1 {
+		t.Errorf("two keys five times each in a drained table of two cells: %d more lost", c.Lost()-1)
+	}
 }
