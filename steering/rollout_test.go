@@ -137,3 +137,23 @@ func TestRolloutGuard(t *testing.T) {
 		t.Fatalf("the pool is down: %q", why)
 	}
 }
+
+// TestDecideUnderRolloutAllocatesNothing: a rollout in force costs the
+// answer path nothing: its step's weights are compiled into the pool, and
+// a decision allocates nothing.
+func TestDecideUnderRolloutAllocatesNothing(t *testing.T) {
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	w := rolloutWorld(start)
+	s, err := CompileFor(&w.cfg, w.health.h(), Options{Now: func() time.Time { return start.Add(90 * time.Second) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := weights(s); got != [2]float64{0.6, 0.4} {
+		t.Fatalf("step 2 weights %v", got)
+	}
+	lb, req := s.LoadBalancer("www.glb.example.com"), benchRequest()
+	var ans Answer
+	if n := testing.AllocsPerRun(1000, func() { s.Decide(lb, req, FastRand{}, &ans, nil) }); n != 0 || ans.N != 1 {
+		t.Fatalf("%.1f allocations per decision and %d records, want 0 and 1", n, ans.N)
+	}
+}
