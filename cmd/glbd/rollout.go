@@ -25,18 +25,28 @@ type rolloutWatch struct {
 	log   *slog.Logger
 	http  *http.Client
 	// seen: the last step handled per rollout; tried: the revision an
-	// event was last written at, so a write is not repeated until the
-	// rollout changes.
+	// event was last written at and when, so that a write is repeated
+	// only when the rollout changed or retryEvent passed (the store was
+	// down, say).
 	seen  map[string]int
-	tried map[string]int64
+	tried map[string]attempt
 }
+
+type attempt struct {
+	rev int64
+	at  time.Time
+}
+
+// retryEvent is how long a node waits before writing an event again at
+// the same revision: one that landed reaches every node well before.
+const retryEvent = 5 * time.Second
 
 // webhookTimeout bounds a webhook guard's answer: none in time is a no.
 const webhookTimeout = 5 * time.Second
 
 func newRolloutWatch(store pools.RolloutStore, log *slog.Logger) *rolloutWatch {
 	return &rolloutWatch{store: store, log: log.With("component", "rollouts"), http: &http.Client{Timeout: webhookTimeout},
-		seen: map[string]int{}, tried: map[string]int64{}}
+		seen: map[string]int{}, tried: map[string]attempt{}}
 }
 
 // observe looks at the rollouts of snap at now. It runs on the node loop
@@ -112,10 +122,11 @@ func (w *rolloutWatch) askWebhook(ctx context.Context, r *pools.Rollout, k int) 
 
 // event writes action once per revision of r.
 func (w *rolloutWatch) event(ctx context.Context, r *pools.Rollout, action, actor, why string) {
-	if w.tried[r.ID] == r.Revision {
+	now := time.Now()
+	if a := w.tried[r.ID]; a.rev == r.Revision && now.Sub(a.at) < retryEvent {
 		return
 	}
-	w.tried[r.ID] = r.Revision
+	w.tried[r.ID] = attempt{rev: r.Revision, at: now}
 	go w.write(ctx, *r, action, actor, why)
 }
 
