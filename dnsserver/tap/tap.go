@@ -48,7 +48,7 @@ const DefaultSlots = 1024
 type Tap struct {
 	sample   uint32
 	ring     *ring
-	out      *dnstap.FrameStreamSockOutput
+	out      *output
 	identity []byte
 	version  []byte
 	log      *slog.Logger
@@ -92,17 +92,6 @@ func New(cfg Config) (*Tap, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	out, err := dnstap.NewFrameStreamSockOutput(addr)
-	if err != nil {
-		return nil, err
-	}
-	// A reader that stops reading must not hold the writer (and so the
-	// ring) forever: writes time out and the connection is made again.
-	out.SetTimeout(5 * time.Second)
-	out.SetFlushTimeout(time.Second)
-	out.SetRetryInterval(time.Second)
-	out.SetDialer(&net.Dialer{Timeout: 5 * time.Second})
-	out.SetLogger(logAdapter{cfg.Logger})
 	msgs := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "glb", Subsystem: "dns", Name: "dnstap_messages_total",
 		Help: "Sampled exchanges by what became of them: sent to the dnstap writer, dropped (its queue was full) or oversize (query and reply over 4096 bytes).",
@@ -113,13 +102,14 @@ func New(cfg Config) (*Tap, error) {
 		}
 	}
 	t := &Tap{
-		sample: uint32(cfg.Sample), ring: newRing(cfg.Slots), out: out,
+		sample: uint32(cfg.Sample), ring: newRing(cfg.Slots),
 		identity: []byte(cfg.Identity), version: []byte(cfg.Version), log: cfg.Logger,
 		sent: msgs.WithLabelValues("sent"), dropped: msgs.WithLabelValues("dropped"), oversize: msgs.WithLabelValues("oversize"),
 		stop: make(chan struct{}),
 	}
+	t.out = newOutput(addr, cfg.Logger, t.stop)
 	t.done.Add(2)
-	go func() { defer t.done.Done(); out.RunOutputLoop() }()
+	go func() { defer t.done.Done(); t.out.run() }()
 	go func() { defer t.done.Done(); t.write() }()
 	return t, nil
 }
@@ -145,7 +135,7 @@ func (t *Tap) Offer(count *uint32, query, reply []byte, src netip.Addr, tcp bool
 // writer, which may block on a slow reader: the ring then fills and the
 // answer path drops.
 func (t *Tap) write() {
-	defer close(t.out.GetOutputChannel())
+	defer close(t.out.frames)
 	idle := time.NewTicker(5 * time.Millisecond)
 	defer idle.Stop()
 	for {
@@ -165,7 +155,7 @@ func (t *Tap) write() {
 			continue
 		}
 		select {
-		case t.out.GetOutputChannel() <- b:
+		case t.out.frames <- b:
 			t.sent.Inc()
 		case <-t.stop:
 			return
@@ -213,12 +203,4 @@ func (t *Tap) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("dnstap: the reader did not take the last messages: %w", ctx.Err())
 	}
-}
-
-// logAdapter sends the Frame Streams writer's messages (connection lost,
-// made again) to the node's log.
-type logAdapter struct{ l *slog.Logger }
-
-func (a logAdapter) Printf(format string, v ...any) {
-	a.l.Info("dnstap: " + fmt.Sprintf(format, v...))
 }
