@@ -163,7 +163,7 @@ func TestConsoleTraffic(t *testing.T) {
 
 	ctx := browserTab(t)
 	var weuPool, frPool, frFill, enamFill, usColour, weuAnswers string
-	drive(t, ctx, "traffic page", chromedp.Navigate(g.api+"/ui/#traffic/www"),
+	drive(t, ctx, "traffic page", chromedp.Navigate(g.api+"/ui/#traffic/www?range=10m"),
 		chromedp.WaitVisible(`#t-map`),
 		waitFor(`document.querySelector('#t-pools path[data-key="eu"]') !== null && document.querySelector('#t-pools path[data-key="us"]') !== null`, 10*time.Second),
 		waitFor(`document.querySelector('#t-pools .mark[data-kind="down"]') !== null`, 10*time.Second),

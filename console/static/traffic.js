@@ -10,9 +10,13 @@ import { countries, project, svg, SPLIT, WIDTH, HEIGHT, TOP, BOTTOM } from './wo
 const PALETTE = ['#2563eb', '#f59e0b', '#16a34a', '#9333ea', '#dc2626', '#0891b2', '#a16207', '#db2777', '#4b5563'];
 const NONE = '#e5e7eb';
 
-// The two views the counts are kept at: the last hour in 10 s buckets
-// and the last day in 1 min buckets.
-const RANGES = { '1h': { ms: 3600e3, step: '10s' }, '24h': { ms: 86400e3, step: '1m' } };
+// The views: the last 10 minutes and the last hour in the 10 s buckets
+// kept for an hour, the last day in 1 min buckets.
+const RANGES = {
+  '10m': { ms: 600e3, step: '10s', label: 'last 10 minutes' },
+  '1h': { ms: 3600e3, step: '10s', label: 'last hour' },
+  '24h': { ms: 86400e3, step: '1m', label: 'last day' },
+};
 
 // analytics asks GET /analytics for one load balancer.
 async function analytics(lb, since, until, groupBy, step) {
@@ -168,7 +172,7 @@ export async function trafficPage(arg = '') {
   const [path, query] = arg.split('?');
   const range = RANGES[new URLSearchParams(query).get('range')] ? new URLSearchParams(query).get('range') : '1h';
   const pick = await lbPicker('t-lb', 'Load balancer', path || undefined);
-  const rangeSelect = el('select', {}, Object.keys(RANGES).map((k) => el('option', { value: k, text: k === '1h' ? 'last hour (10 s)' : 'last day (1 min)', selected: k === range })));
+  const rangeSelect = el('select', {}, Object.keys(RANGES).map((k) => el('option', { value: k, text: `${RANGES[k].label} (${RANGES[k].step.replace(/(\d+)/, '$1 ').replace('m', 'min')})`, selected: k === range })));
   const go = () => { location.hash = `#traffic/${pick.select.value}?range=${rangeSelect.value}`; };
   pick.select.addEventListener('change', go);
   rangeSelect.addEventListener('change', go);
@@ -217,7 +221,7 @@ export async function trafficPage(arg = '') {
       el('h2', { text: `Answers of ${lb.name} by pool` }),
       el('p', { class: 'muted', id: 't-total', text: `${total.toLocaleString('en')} answers from ${when(since)} to ${when(until)}, counted by every node and merged; dashed lines mark origins going down (red), recovering (green) and shifts (amber).` }),
       legend(order.map((id) => [id, poolName(id), colour(id)])),
-      chart('t-pools', `Answers per pool over the ${range === '1h' ? 'last hour' : 'last day'}`, poolBuckets, order, colour, poolName, ms, new Date(byPool.complete_until).getTime()),
+      chart('t-pools', `Answers per pool over the ${RANGES[range].label}`, poolBuckets, order, colour, poolName, ms, new Date(byPool.complete_until).getTime()),
       el('h3', { text: 'By origin' }),
       legend(originKeys.map((k) => [k, `${poolName(k.split('/')[0])} / ${k.split('/')[1]}`, originColour(k)])),
       chart('t-origins', 'Answers per origin', originBuckets, originKeys, originColour, (k) => `${poolName(k.split('/')[0])} / ${k.split('/')[1]}`, ms, new Date(byOrigin.complete_until).getTime()),
