@@ -137,6 +137,9 @@ func TestDnstapStuckReaderCostsNoAnswer(t *testing.T) {
 	askMany(t, g.dns, 3000)
 	eventually(t, 10*time.Second, "drops counted", func() (bool, string) {
 		m := metricValue(t, g, `glb_dns_dnstap_messages_total{result="dropped"}`)
-		return m >= 3000-1024-64, fmt.Sprint(m)
+		// Held back from the drops: the ring's 1024 slots, the
+		// output's queue of 64, the frame the encoder waits to queue and
+		// the one the writer is retrying.
+		return m >= 3000-1024-64-2, fmt.Sprint(m)
 	})
 }
