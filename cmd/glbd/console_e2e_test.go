@@ -105,7 +105,9 @@ func browserTab(t *testing.T) context.Context {
 			}
 		}
 	})
-	ctx, cancel2 := context.WithTimeout(ctx, 60*time.Second)
+	// A tab's whole life: every step of a subtest shares it, and on a
+	// loaded machine (a full test run) a long subtest outlasted 60 s.
+	ctx, cancel2 := context.WithTimeout(ctx, 180*time.Second)
 	t.Cleanup(func() { cancel2(); cancel() })
 	return ctx
 }
