@@ -26,22 +26,10 @@ API_PORT=${API_PORT:-18088}
 BASE_PORT=${BASE_PORT:-15304}
 GLB=http://127.0.0.1:$API_PORT
 
-die() { echo "dns.sh: $*" >&2; exit 1; }
-log() { echo "dns.sh: $*" >&2; }
-
-for b in go dnsperf dig curl; do command -v "$b" >/dev/null || die "$b not found"; done
-
-PIDS=()
-cleanup() {
-  local p
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-
-mkdir -p "$RUNDIR/bin" "$RUNDIR/data" "$RUNDIR/logs"
-log "building glbd and the baseline into $RUNDIR/bin"
-(cd "$ROOT" && go build -o "$RUNDIR/bin/glbd" ./cmd/glbd)
-(cd "$ROOT" && go build -o "$RUNDIR/bin/baseline" ./bench/baseline)
+ME=dns.sh
+. "$ROOT/bench/lib.sh"
+need go dnsperf dig curl
+build ./cmd/glbd ./bench/baseline
 
 wait_dns() { # port name answer-regex
   local i
@@ -52,19 +40,11 @@ wait_dns() { # port name answer-regex
   return 1
 }
 
-api() { # method path [json]
-  local out
-  out=$(curl -sS -o /dev/stderr -w '%{http_code}' -X "$1" -H 'Content-Type: application/json' \
-    "$GLB/api/v1/$2" ${3:+-d "$3"} 2>"$RUNDIR/logs/api-last.json") || die "curl $1 $2 failed"
-  case "$out" in 2*) ;; *) cat "$RUNDIR/logs/api-last.json" >&2; die "$1 $2 answered $out" ;; esac
-}
-
 # ---- glbd, configured through the REST API
 "$RUNDIR/bin/glbd" serve --dns-listen "127.0.0.1:$GLBD_PORT" --api-listen "127.0.0.1:$API_PORT" \
   --data-dir "$RUNDIR/data" ${GLBD_ARGS:-} >"$RUNDIR/logs/glbd.log" 2>&1 &
 PIDS+=($!)
-for i in $(seq 1 100); do curl -sf "$GLB/healthz" >/dev/null 2>&1 && break; sleep 0.2; done
-curl -sf "$GLB/healthz" >/dev/null || { cat "$RUNDIR/logs/glbd.log" >&2; die "glbd API did not come up"; }
+wait_api
 
 api POST zones '{"id": "bench", "name": "glb.example.com", "nameservers": ["ns1.glb.example.com"],
   "records": [{"name": "ns1.glb.example.com", "type": "A", "content": "192.0.2.53"}]}'

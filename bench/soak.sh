@@ -27,21 +27,10 @@ API_PORT=${API_PORT:-28088}
 ORIGIN_PORT=${ORIGIN_PORT:-28089}
 GLB=http://127.0.0.1:$API_PORT
 
-die() { echo "soak.sh: $*" >&2; exit 1; }
-log() { echo "soak.sh: $(date -u +%H:%M:%S) $*" >&2; }
-
-for b in go dnsperf dig curl python3; do command -v "$b" >/dev/null || die "$b not found"; done
-
-PIDS=()
-cleanup() {
-  local p
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-
-mkdir -p "$RUNDIR/bin" "$RUNDIR/data" "$RUNDIR/logs"
-log "building glbd into $RUNDIR/bin"
-(cd "$ROOT" && go build -o "$RUNDIR/bin/glbd" ./cmd/glbd)
+ME=soak.sh LOG_TIME=1
+. "$ROOT/bench/lib.sh"
+need go dnsperf dig curl python3
+build ./cmd/glbd
 
 # ---- the flapping origin: healthy and unhealthy in turn every FLAP_S s
 cat >"$RUNDIR/origin.py" <<EOF
@@ -65,15 +54,7 @@ PIDS+=($!)
   >"$RUNDIR/logs/glbd.log" 2>&1 &
 GLBD_PID=$!
 PIDS+=($GLBD_PID)
-for _ in $(seq 1 100); do curl -sf "$GLB/healthz" >/dev/null 2>&1 && break; sleep 0.2; done
-curl -sf "$GLB/healthz" >/dev/null || { cat "$RUNDIR/logs/glbd.log" >&2; die "glbd API did not come up"; }
-
-api() { # method path [json]
-  local out
-  out=$(curl -sS -o "$RUNDIR/logs/api-last.json" -w '%{http_code}' -X "$1" -H 'Content-Type: application/json' \
-    "$GLB/api/v1/$2" ${3:+-d "$3"}) || die "curl $1 $2 failed"
-  case "$out" in 2*) ;; *) cat "$RUNDIR/logs/api-last.json" >&2; die "$1 $2 answered $out" ;; esac
-}
+wait_api
 
 log "configuring $NAMES load balancers"
 api POST zones '{"id": "soak", "name": "soak.example.com", "nameservers": ["ns1.soak.example.com"],
