@@ -97,12 +97,19 @@ func (s *server) dnssecStatus(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	s.writeDNSSECView(w, r, z, keys)
+}
+
+// writeDNSSECView answers with the zone's DNSSEC status for keys, as read
+// or as just written; it returns what it wrote, nil when it wrote an error.
+func (s *server) writeDNSSECView(w http.ResponseWriter, r *http.Request, z *pools.Zone, keys []pools.ZoneKey) *dnssecView {
 	v, err := s.dnssecView(z, keys)
 	if err != nil {
 		s.writeError(w, r, err)
-		return
+		return nil
 	}
 	writeJSON(w, http.StatusOK, item{Result: v})
+	return v
 }
 
 // ensureZoneKey completes a write of a zone that signs: one without an
@@ -189,13 +196,9 @@ func (s *server) dnssecRollover(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	v, err := s.dnssecView(z, keys)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
+	if v := s.writeDNSSECView(w, r, z, keys); v != nil {
+		s.log.Info("dnssec rollover step", "zone", z.Name, "phase", v.Rollover.Phase, "force", req.Force, "by", callerOf(r.Context()))
 	}
-	s.log.Info("dnssec rollover step", "zone", z.Name, "phase", v.Rollover.Phase, "force", req.Force, "by", callerOf(r.Context()))
-	writeJSON(w, http.StatusOK, item{Result: v})
 }
 
 // rolloverRefused is the 409 of a rollover step not taken, saying why.

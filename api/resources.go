@@ -127,38 +127,44 @@ func (h resource) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, err := h.s.Store.Create(r.Context(), o)
+	if err == nil {
+		w.Header().Set("Location", Prefix+"/"+string(h.kind)+"/"+out.ObjectMeta().ID)
+	}
+	h.written(w, r, http.StatusCreated, out, err)
+}
+
+// written answers a write of one object, whichever verb made it: the
+// store's error, or the object as stored once a zone that signs has its
+// first key (ensureZoneKey).
+func (h resource) written(w http.ResponseWriter, r *http.Request, status int, out pools.Object, err error) {
 	if err != nil {
 		h.s.writeError(w, r, err)
 		return
 	}
 	h.s.ensureZoneKey(r.Context(), out)
-	w.Header().Set("Location", Prefix+"/"+string(h.kind)+"/"+out.ObjectMeta().ID)
-	writeObject(w, http.StatusCreated, out)
+	writeObject(w, status, out)
 }
 
 func (h resource) replace(w http.ResponseWriter, r *http.Request) {
-	id := chi.URLParam(r, "id")
+	out, err := h.put(w, r)
+	h.written(w, r, http.StatusOK, out, err)
+}
+
+// put stores a PUT's body under the path's id, on the condition its
+// If-Match names.
+func (h resource) put(w http.ResponseWriter, r *http.Request) (pools.Object, error) {
 	ifRev, err := ifMatch(r)
 	if err != nil {
-		h.s.writeError(w, r, err)
-		return
+		return nil, err
 	}
 	o, err := h.decodeBody(w, r)
 	if err != nil {
-		h.s.writeError(w, r, err)
-		return
+		return nil, err
 	}
-	if err := setID(o, id); err != nil {
-		h.s.writeError(w, r, err)
-		return
+	if err := setID(o, chi.URLParam(r, "id")); err != nil {
+		return nil, err
 	}
-	out, err := h.s.Store.Replace(r.Context(), o, ifRev)
-	if err != nil {
-		h.s.writeError(w, r, err)
-		return
-	}
-	h.s.ensureZoneKey(r.Context(), out)
-	writeObject(w, http.StatusOK, out)
+	return h.s.Store.Replace(r.Context(), o, ifRev)
 }
 
 // patch applies an RFC 7396 merge patch to the stored object's JSON, then
@@ -183,12 +189,7 @@ func (h resource) patch(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, pools.ErrStale) && ifRev == 0 && attempt < patchAttempts {
 			continue
 		}
-		if err != nil {
-			h.s.writeError(w, r, err)
-			return
-		}
-		h.s.ensureZoneKey(r.Context(), out)
-		writeObject(w, http.StatusOK, out)
+		h.written(w, r, http.StatusOK, out, err)
 		return
 	}
 }
