@@ -50,18 +50,28 @@ func benchRequest() *Request {
 var benchPolicies = []string{"off", "geo", "proximity", "zonal", "geozonal"}
 
 // TestDecideAllocatesNothing proves the answer path's decision is
-// allocation-free for every benchmarked policy with answers = 1.
+// allocation-free for every benchmarked policy with answers = 1, and so
+// with a shift in force.
 func TestDecideAllocatesNothing(t *testing.T) {
-	s := benchWorld(t)
-	req := benchRequest()
-	var ans Answer
-	for _, name := range benchPolicies {
-		lb := s.LoadBalancer(name + ".glb.example.com")
-		if n := testing.AllocsPerRun(1000, func() { s.Decide(lb, req, FastRand{}, &ans, nil) }); n != 0 {
-			t.Errorf("%s: %.1f allocations per decision, want 0", name, n)
-		}
-		if ans.N != 1 {
-			t.Errorf("%s: %d records, want 1", name, ans.N)
+	for _, w := range []struct {
+		name    string
+		world   func(testing.TB) *Snapshot
+		shifted bool
+	}{{"plain", benchWorld, false}, {"shifted", shiftBench, true}} {
+		s := w.world(t)
+		req := benchRequest()
+		var ans Answer
+		for _, name := range benchPolicies {
+			lb := s.LoadBalancer(name + ".glb.example.com")
+			if w.shifted && lb.shift == nil {
+				t.Fatalf("%s: no shift in force", name)
+			}
+			if n := testing.AllocsPerRun(1000, func() { s.Decide(lb, req, FastRand{}, &ans, nil) }); n != 0 {
+				t.Errorf("%s %s: %.1f allocations per decision, want 0", w.name, name, n)
+			}
+			if !w.shifted && ans.N != 1 {
+				t.Errorf("%s: %d records, want 1", name, ans.N)
+			}
 		}
 	}
 }

@@ -78,6 +78,18 @@ func client(zone string) geodata.Location {
 	return geodata.Location{Zone: zone, Prefix: 24}
 }
 
+// decideN decides n times for req at the load balancer named lbName, drawing
+// from rnd, and calls each with every answer: the loop of the tests that
+// measure shares.
+func decideN(s *Snapshot, lbName string, req Request, rnd Rand, n int, each func(*Answer)) {
+	lb := s.LoadBalancer(lbName)
+	var ans Answer
+	for range n {
+		s.Decide(lb, &req, rnd, &ans, nil)
+		each(&ans)
+	}
+}
+
 // decide runs one decision with a trace and returns the answer, the
 // trace, and the names of the answering origins (sorted).
 func decide(t testing.TB, s *Snapshot, lbName string, req Request, rnd Rand) (Answer, Trace, []string) {

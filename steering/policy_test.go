@@ -149,15 +149,11 @@ func TestPolicyRandom(t *testing.T) {
 	l.SteeringPolicy = pools.SteeringRandom
 	l.RandomSteering = pools.RandomSteering{DefaultWeight: 0.5, PoolWeights: map[string]float64{"us": 0.2, "ap": 0.3}}
 	share := func(s *Snapshot) map[string]float64 {
-		lb := s.LoadBalancer("www.glb.example.com")
-		rnd := rand.New(rand.NewPCG(3, 4))
 		c := map[string]float64{}
-		var ans Answer
 		const n = 100_000
-		for range n {
-			s.Decide(lb, &Request{Type: QTypeA, SourcePrefix: -1}, rnd, &ans, nil)
+		decideN(s, "www.glb.example.com", Request{Type: QTypeA, SourcePrefix: -1}, rand.New(rand.NewPCG(3, 4)), n, func(ans *Answer) {
 			c[s.PoolID(ans.Pool)] += 1.0 / n
-		}
+		})
 		return c
 	}
 	got := share(w.compile(t))

@@ -271,22 +271,18 @@ func TestLoadSheddingHashIsStickyAndProportional(t *testing.T) {
 func TestLoadSheddingRandom(t *testing.T) {
 	t.Parallel()
 	s := shedWorld(pools.ShedRandom)
-	lb := s.LoadBalancer("www.glb.example.com")
-	rnd := rand.New(rand.NewPCG(5, 6))
 	req := Request{Subnet: netip.MustParsePrefix("10.0.0.0/24"), SourcePrefix: 24, Type: QTypeA}
-	var ans Answer
 	shed := 0
-	for range 10000 {
-		s.Decide(lb, &req, rnd, &ans, nil)
+	decideN(s, "www.glb.example.com", req, rand.New(rand.NewPCG(5, 6)), 10000, func(ans *Answer) {
 		if s.PoolID(ans.Pool) == "secondary" {
 			shed++
 		}
-	}
+	})
 	if pct := float64(shed) / 100; pct < 27 || pct > 33 {
 		t.Errorf("%.1f %% of 10,000 answers shed, want 30 ± 3", pct)
 	}
 	// The preview counts the odds: 70 / 30.
-	sh := s.Preview(lb, []Sample{{Region: "WEU"}}, QTypeA, nil)
+	sh := s.Preview(s.LoadBalancer("www.glb.example.com"), []Sample{{Region: "WEU"}}, QTypeA, nil)
 	if got := sh.ByName(); fmt.Sprintf("%.2f %.2f", got["primary"], got["secondary"]) != "0.70 0.30" {
 		t.Errorf("preview %v, want primary 0.70, secondary 0.30", got)
 	}
@@ -320,21 +316,6 @@ func shiftBench(t testing.TB) *Snapshot {
 		t.Fatal(err)
 	}
 	return out
-}
-
-func TestDecideWithShiftsAllocatesNothing(t *testing.T) {
-	s := shiftBench(t)
-	req := benchRequest()
-	var ans Answer
-	for _, name := range benchPolicies {
-		lb := s.LoadBalancer(name + ".glb.example.com")
-		if lb.shift == nil {
-			t.Fatalf("%s: no shift in force", name)
-		}
-		if n := testing.AllocsPerRun(1000, func() { s.Decide(lb, req, FastRand{}, &ans, nil) }); n != 0 {
-			t.Errorf("%s: %.1f allocations per decision, want 0", name, n)
-		}
-	}
 }
 
 func BenchmarkDecideShifted(b *testing.B) { benchDecide(b, shiftBench(b)) }

@@ -9,23 +9,20 @@ import (
 // share draws n answers and returns each origin's share of them.
 func share(t *testing.T, s *Snapshot, n int) (map[string]float64, Answer) {
 	t.Helper()
-	lb := s.LoadBalancer("www.glb.example.com")
-	rnd := rand.New(rand.NewPCG(42, 7))
 	counts := map[string]int{}
-	var ans Answer
-	req := Request{Type: QTypeA, SourcePrefix: -1, Client: client("")}
-	for range n {
-		s.Decide(lb, &req, rnd, &ans, nil)
+	var last Answer
+	decideN(s, "www.glb.example.com", Request{Type: QTypeA, SourcePrefix: -1, Client: client("")}, rand.New(rand.NewPCG(42, 7)), n, func(ans *Answer) {
 		if ans.N != 1 {
 			t.Fatalf("answer has %d records, want 1", ans.N)
 		}
 		counts[s.Origin(ans.Origins[0]).Name]++
-	}
+		last = *ans
+	})
 	out := map[string]float64{}
 	for k, v := range counts {
 		out[k] = float64(v) / float64(n)
 	}
-	return out, ans
+	return out, last
 }
 
 func assertShares(t *testing.T, got map[string]float64, want map[string]float64) {
@@ -89,18 +86,14 @@ func TestMultipleAnswersWithoutReplacement(t *testing.T) {
 	w.pool("p", origin{"A", "192.0.2.1", "", 0.5}, origin{"B", "192.0.2.2", "", 0.25}, origin{"C", "192.0.2.3", "", 0.25})
 	w.lb("www", []string{"p"}, "p").Answers = 2
 	s := w.compile(t)
-	lb := s.LoadBalancer("www.glb.example.com")
-	rnd := rand.New(rand.NewPCG(1, 1))
 	first := map[string]int{}
-	var ans Answer
 	const n = 50_000
-	for range n {
-		s.Decide(lb, &Request{Type: QTypeA, SourcePrefix: -1}, rnd, &ans, nil)
+	decideN(s, "www.glb.example.com", Request{Type: QTypeA, SourcePrefix: -1}, rand.New(rand.NewPCG(1, 1)), n, func(ans *Answer) {
 		if ans.N != 2 || ans.Origins[0] == ans.Origins[1] {
 			t.Fatalf("answer %v, want two distinct origins", ans.Records())
 		}
 		first[s.Origin(ans.Origins[0]).Name]++
-	}
+	})
 	if got := float64(first["A"]) / n; math.Abs(got-0.5) > 0.01 {
 		t.Errorf("A first in %.3f of answers, want 0.5", got)
 	}
