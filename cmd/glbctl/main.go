@@ -44,6 +44,10 @@ Usage:
   glbctl get KIND [ID] [-o table|json|yaml]       KIND: zones, monitors, networks, pools, load_balancers
   glbctl explain LB --client IP [--ecs CIDR] [--type A|AAAA] [-o table|json]
   glbctl health POOL [-o table|json]
+  glbctl traffic LB [--since T] [--until T] [--group-by pool,origin,region,country,rcode] [--by-step [--step S]]
+                    [--pool ID] [--origin NAME] [--region R] [--country CC] [--rcode RCODE] [-o table|json|yaml]
+                                                  where LB's answers went: counts from every node, merged
+  glbctl regions [-o table|json|yaml]             the client regions and their countries
   glbctl audit [--kind K] [--id ID] [--actor NAME] [--since T] [--until T] [-o table|json|yaml]
   glbctl versions LB [--kind K] [--id ID] [--actor NAME] [--since T] [--until T] [-o table|json|yaml]
   glbctl rollback LB --version N                  write LB, its pools and monitors back as at version N
@@ -71,13 +75,16 @@ func main() {
 type command func(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int
 
 var commands = map[string]command{
-	"apply":    runApply,
-	"diff":     runDiff,
-	"test":     runTest,
-	"export":   runExport,
-	"get":      runGet,
-	"explain":  runExplain,
-	"health":   runHealth,
+	"apply":   runApply,
+	"diff":    runDiff,
+	"test":    runTest,
+	"export":  runExport,
+	"get":     runGet,
+	"explain": runExplain,
+	"health":  runHealth,
+	// Answer counts and the regions they are placed in (traffic.go).
+	"traffic":  runTraffic,
+	"regions":  runRegions,
 	"audit":    runAudit,
 	"shift":    runShift,
 	"rollouts": runRollouts,

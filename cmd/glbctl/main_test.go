@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -81,5 +82,24 @@ func TestFlagErrorPrintedOnce(t *testing.T) {
 	errOut.Reset()
 	if code := run(context.Background(), []string{"get", "-h"}, func(string) string { return "" }, &out, &errOut); code != exitOK || !strings.Contains(errOut.String(), "-o string") {
 		t.Errorf("get -h: exit %d, flags not listed:\n%s", code, errOut.String())
+	}
+}
+
+// TestEveryCommandListed: the one usage text and docs/glbctl.md name
+// every command glbctl has, so that a new command cannot be left out of
+// either.
+func TestEveryCommandListed(t *testing.T) {
+	t.Parallel()
+	docs, err := os.ReadFile("../../docs/glbctl.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range commands {
+		if !strings.Contains(usage, "\n  glbctl "+name+" ") && !strings.Contains(usage, "\n  glbctl "+name+"\n") {
+			t.Errorf("the usage text does not list glbctl %s", name)
+		}
+		if !strings.Contains(string(docs), "glbctl "+name+" ") {
+			t.Errorf("docs/glbctl.md does not mention glbctl %s", name)
+		}
 	}
 }
