@@ -15,9 +15,7 @@ func (s *server) rolloutNow(o pools.Object) (pools.Object, string) {
 }
 
 func (s *server) rolloutRoutes(r chi.Router) {
-	r.Get(Prefix+"/rollouts", s.listRollouts)
-	r.Post(Prefix+"/rollouts", s.startRollout)
-	r.Get(Prefix+"/rollouts/{id}", s.getRollout)
+	collection{list: s.listRollouts, create: s.startRollout, get: s.getRollout}.mount(r, Prefix+"/rollouts", "id")
 	for _, action := range []string{pools.RolloutPause, pools.RolloutResume, pools.RolloutAbort} {
 		r.Post(Prefix+"/rollouts/{id}/"+action, s.changeRollout(action))
 	}
@@ -40,9 +38,9 @@ func (s *server) getRollout(w http.ResponseWriter, r *http.Request) {
 }
 
 // startRollout answers POST /rollouts: 201 with the stored rollout; 409
-// when the pool has a rollout that has not ended, or when the new weights
-// would break a load balancer's min_serving_pools (an admin may send
-// "override": true, as for shifts).
+// when the pool (or load balancer) has a rollout that has not ended, or
+// when the new weights or order would break a load balancer's
+// min_serving_pools (an admin may send "override": true, as for shifts).
 func (s *server) startRollout(w http.ResponseWriter, r *http.Request) {
 	doc, err := readJSON(w, r, false)
 	if err != nil {
@@ -61,7 +59,7 @@ func (s *server) startRollout(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	guard := func(final *pools.Pool) error {
+	guard := func(final pools.Object) error {
 		if s.Snapshot == nil || override {
 			return nil
 		}

@@ -58,9 +58,16 @@ func TestHandlerAllocatesNothing(t *testing.T) {
 			t.Errorf("%.1f allocations per counted query, want 0", n)
 		}
 	}
+	// With a pool order rollout half way on lb-off.
+	staged := newTestServer(t, prometheus.NewRegistry())
+	staged.Publish(compileTest(t, stagedConfig()))
+	q := benchQuery(t, "lb-off.glb.example.com.", "")
+	if n := testing.AllocsPerRun(1000, func() { w.handle(staged, q, src, false) }); n != 0 {
+		t.Errorf("%.1f allocations per query under an order rollout, want 0", n)
+	}
 	// With NSID, a cookie and RRL (limiting and slipping) on the path.
 	e := newEdgeServer(t, prometheus.NewRegistry(), func(c *Config) { c.NSID = "node-a"; c.RRL.Rate = 5 })
-	q := rawQuery(t, 1, append([]byte{0, optionNSID, 0, 0}, cookieOption([]byte{1, 2, 3, 4, 5, 6, 7, 8})...))
+	q = rawQuery(t, 1, append([]byte{0, optionNSID, 0, 0}, cookieOption([]byte{1, 2, 3, 4, 5, 6, 7, 8})...))
 	if n := testing.AllocsPerRun(1000, func() { w.handle(e, q, src, false) }); n != 0 {
 		t.Errorf("%.1f allocations per query with cookie, NSID and RRL, want 0", n)
 	}
@@ -81,6 +88,17 @@ func controlledConfig() *pools.Config {
 	}
 	cfg.Shifts = []pools.Shift{{Meta: pools.Meta{ID: "s1"}, Target: pools.ShiftTarget{Origin: "eu/eu2"},
 		Reason: "benchmark", StartsAt: now.Add(-time.Minute), ExpiresAt: now.Add(time.Hour)}}
+	return cfg
+}
+
+// stagedConfig is testConfig with a rollout half way through moving
+// lb-off's default pools from [us] to [eu, us]: each query draws which
+// order answers it.
+func stagedConfig() *pools.Config {
+	cfg := testConfig()
+	cfg.Rollouts = []pools.Rollout{{Meta: pools.Meta{ID: "r"}, LoadBalancer: "lb-off", DefaultPools: []string{"eu", "us"},
+		FromDefaultPools: []string{"us"}, Steps: []float64{50, 100}, StepInterval: "24h",
+		StartsAt: time.Now().Add(-time.Minute), State: pools.RolloutRunning}}
 	return cfg
 }
 
@@ -118,6 +136,8 @@ func BenchmarkHandler(b *testing.B) {
 	s := newTestServer(b, prometheus.NewRegistry())
 	controlled := newTestServer(b, prometheus.NewRegistry())
 	controlled.Publish(compileTest(b, controlledConfig()))
+	staged := newTestServer(b, prometheus.NewRegistry())
+	staged.Publish(compileTest(b, stagedConfig()))
 	tapped, err := New(Config{Addr: "127.0.0.1:0", Registerer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler), Tap: stuckTap(b)})
 	if err != nil {
 		b.Fatal(err)
@@ -135,6 +155,9 @@ func BenchmarkHandler(b *testing.B) {
 		{"lb-geo-zonal-ecs", "lb-geo.glb.example.com.", dns.TypeA, "198.51.100.0/24", s},
 		// Shifts and shedding configured on the pool that answers.
 		{"lb-geo-zonal-ecs-controlled", "lb-geo.glb.example.com.", dns.TypeA, "198.51.100.0/24", controlled},
+		// A rollout half way through a pool order change: a draw per query.
+		{"lb-off", "lb-off.glb.example.com.", dns.TypeA, "", s},
+		{"lb-off-staged-order", "lb-off.glb.example.com.", dns.TypeA, "", staged},
 		{"lb-https-geo-zonal-ecs", "lb-https.glb.example.com.", dns.TypeHTTPS, "198.51.100.0/24", s},
 		// Every exchange offered to dnstap, whose reader never reads.
 		{"lb-geo-zonal-ecs-tap-stuck", "lb-geo.glb.example.com.", dns.TypeA, "198.51.100.0/24", tapped},

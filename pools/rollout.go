@@ -19,7 +19,10 @@ const KindRollout Kind = "rollouts"
 
 // Rollout moves a pool's origin weights from their values at the start
 // (From) to new ones (Weights) in steps: step k is in force for one
-// StepInterval and sets each weight Steps[k] percent of the way. Every
+// StepInterval and sets each weight Steps[k] percent of the way. Or it
+// moves a load balancer's default pool order (FromDefaultPools to
+// DefaultPools): at step k, Steps[k] percent of the queries, drawn per
+// query, are answered with the new order and the rest with the old. Every
 // node works out the step from its own clock and the stored fields, so
 // the nodes step at the same moment with no write; only events are
 // writes (pause, resume, abort, a guard's roll back, completion), each
@@ -28,12 +31,18 @@ type Rollout struct {
 	Meta
 	// Pool is the pool whose weights change; Weights the new weight of
 	// each origin named (origins not named keep theirs).
-	Pool    string             `json:"pool"`
-	Weights map[string]float64 `json:"weights"`
+	Pool    string             `json:"pool,omitempty"`
+	Weights map[string]float64 `json:"weights,omitempty"`
 	// From is the weight of each origin named, read from the pool when
 	// the rollout starts. Read-only.
-	From   map[string]float64 `json:"from,omitempty"`
-	Reason string             `json:"reason"`
+	From map[string]float64 `json:"from,omitempty"`
+	// LoadBalancer is the load balancer whose default pool order changes
+	// (instead of Pool), DefaultPools the new order, FromDefaultPools the
+	// order read from it when the rollout starts (read-only).
+	LoadBalancer     string   `json:"load_balancer,omitempty"`
+	DefaultPools     []string `json:"default_pools,omitempty"`
+	FromDefaultPools []string `json:"from_default_pools,omitempty"`
+	Reason string `json:"reason"`
 	// Steps are percentages of the way, increasing, the last 100
 	// (default 10, 25, 50, 100).
 	Steps []float64 `json:"steps"`
@@ -217,6 +226,34 @@ func (r *Rollout) Apply(p *Pool, pct float64) *Pool {
 	return out
 }
 
+// Target is what the rollout changes: the pool's kind and id, or the
+// load balancer's.
+func (r *Rollout) Target() (Kind, string) {
+	if r.LoadBalancer != "" {
+		return KindLoadBalancer, r.LoadBalancer
+	}
+	return KindPool, r.Pool
+}
+
+// Moves reports whether the rollout, unended, changes the object of kind
+// k and id.
+func (r *Rollout) Moves(k Kind, id string) bool {
+	tk, tid := r.Target()
+	return !r.Ended() && tk == k && tid == id
+}
+
+// GainingPools are the pools the new order moves traffic to: each one
+// placed earlier than in the old order, or not in it.
+func (r *Rollout) GainingPools() []string {
+	var out []string
+	for i, id := range r.DefaultPools {
+		if j := slices.Index(r.FromDefaultPools, id); j < 0 || i < j {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // Gaining are the origins whose weight the rollout raises.
 func (r *Rollout) Gaining() []string {
 	var out []string
@@ -286,7 +323,7 @@ func (r *Rollout) Prepare(now time.Time) error {
 	for _, f := range []struct {
 		set  bool
 		name string
-	}{{r.From != nil, "from"}, {r.State != "", "state"}, {r.PausedAt != nil, "paused_at"}, {r.HeldMS != 0, "held_ms"},
+	}{{r.From != nil, "from"}, {r.FromDefaultPools != nil, "from_default_pools"}, {r.State != "", "state"}, {r.PausedAt != nil, "paused_at"}, {r.HeldMS != 0, "held_ms"},
 		{r.EndedAt != nil, "ended_at"}, {r.EndReason != "", "end_reason"}, {r.FailedStep != nil, "failed_step"}} {
 		if f.set {
 			e.add(f.name, "is read-only: the rollout sets it")
@@ -304,11 +341,33 @@ func (r *Rollout) Prepare(now time.Time) error {
 // against the store in the write's transaction).
 func (r *Rollout) Validate(refs References) error {
 	var e errs
-	if r.Pool == "" {
-		e.add("pool", "the pool whose weights change is required")
-	}
-	if len(r.Weights) == 0 {
-		e.add("weights", "give the new weight of at least one origin, by name")
+	switch {
+	case r.Pool == "" && r.LoadBalancer == "":
+		e.add("pool", "give the pool whose weights change, or load_balancer: the load balancer whose pool order changes")
+	case r.Pool != "" && r.LoadBalancer != "":
+		e.add("load_balancer", "a rollout changes one pool's weights or one load balancer's pool order: give pool or load_balancer, not both")
+	case r.Pool != "":
+		if len(r.Weights) == 0 {
+			e.add("weights", "give the new weight of at least one origin, by name")
+		}
+		if r.DefaultPools != nil {
+			e.add("default_pools", "a pool's rollout changes weights: default_pools goes with load_balancer")
+		}
+	default:
+		if r.Weights != nil {
+			e.add("weights", "a load balancer's rollout changes its pool order: weights go with pool")
+		}
+		switch {
+		case len(r.DefaultPools) == 0:
+			e.add("default_pools", "give the new order of the load balancer's default pools")
+		case len(r.DefaultPools) > MaxPoolsPerList:
+			e.add("default_pools", "at most %d pools", MaxPoolsPerList)
+		}
+		for i, id := range r.DefaultPools {
+			if slices.Index(r.DefaultPools, id) < i {
+				e.add(fmt.Sprintf("default_pools[%d]", i), "pool %q is listed twice", id)
+			}
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.Weights)) {
 		if w := r.Weights[name]; w < 0 || w > 1 || math.IsNaN(w) {
@@ -359,10 +418,12 @@ func (e *StateError) Error() string { return e.Message }
 // through Get and List with KindRollout.
 type RolloutStore interface {
 	// StartRollout stores a new rollout (prepared by the caller) after
-	// reading the pool's current weights into From, unless guard (called
-	// in the transaction with the pool as it will end) refuses it. A
-	// pool has at most one unended rollout (*ConflictError).
-	StartRollout(ctx context.Context, r *Rollout, guard func(final *Pool) error) (*Rollout, error)
+	// reading the pool's current weights into From (or the load
+	// balancer's order into FromDefaultPools), unless guard (called in
+	// the transaction with the pool or load balancer as it will end)
+	// refuses it. A pool or load balancer has at most one unended rollout
+	// (*StateError).
+	StartRollout(ctx context.Context, r *Rollout, guard func(final Object) error) (*Rollout, error)
 	// ChangeRollout applies action (RolloutPause, ...) to rollout id,
 	// whose revision must be ifRevision when > 0 (ErrStale): two nodes
 	// that see the same guard fail write once. Completion writes the new
@@ -375,7 +436,7 @@ type RolloutStore interface {
 
 // StartRolloutIn stores r inside tx: From from the pool, one unended
 // rollout per pool, the final pool valid and accepted by guard.
-func StartRolloutIn(tx Tx, r *Rollout, guard func(*Pool) error, list func() ([]Rollout, error), now time.Time) (*Rollout, int64, error) {
+func StartRolloutIn(tx Tx, r *Rollout, guard func(Object) error, list func() ([]Rollout, error), now time.Time) (*Rollout, int64, error) {
 	return createChecked(tx, r, func() error { return r.readFrom(tx, guard, list) }, now)
 }
 
@@ -383,7 +444,10 @@ func StartRolloutIn(tx Tx, r *Rollout, guard func(*Pool) error, list func() ([]R
 // needs: the pool and the origins named exist, no other rollout of the
 // pool is under way, the weights change, and the pool with the new
 // weights is valid and accepted by guard.
-func (r *Rollout) readFrom(tx Tx, guard func(*Pool) error, list func() ([]Rollout, error)) error {
+func (r *Rollout) readFrom(tx Tx, guard func(Object) error, list func() ([]Rollout, error)) error {
+	if r.LoadBalancer != "" {
+		return r.readOrder(tx, guard, list)
+	}
 	var e errs
 	o, err := tx.Get(KindPool, r.Pool)
 	if errors.Is(err, ErrNotFound) {
@@ -398,7 +462,7 @@ func (r *Rollout) readFrom(tx Tx, guard func(*Pool) error, list func() ([]Rollou
 		return err
 	}
 	for _, x := range stored {
-		if x.Pool == r.Pool && !x.Ended() {
+		if x.Moves(KindPool, r.Pool) {
 			return &StateError{Message: fmt.Sprintf("pool %s already has rollout %s %s: abort it or let it end first", r.Pool, x.ID, x.State)}
 		}
 	}
@@ -427,6 +491,55 @@ func (r *Rollout) readFrom(tx Tx, guard func(*Pool) error, list func() ([]Rollou
 		return guard(final)
 	}
 	return nil
+}
+
+// readOrder is readFrom for a load balancer's pool order: the load
+// balancer and the pools named exist, no other rollout of it is under
+// way, the order changes, and the load balancer with the new order is
+// valid and accepted by guard.
+func (r *Rollout) readOrder(tx Tx, guard func(Object) error, list func() ([]Rollout, error)) error {
+	var e errs
+	o, err := tx.Get(KindLoadBalancer, r.LoadBalancer)
+	if errors.Is(err, ErrNotFound) {
+		e.add("load_balancer", "no load balancer with id %q", r.LoadBalancer)
+		return e.err()
+	} else if err != nil {
+		return err
+	}
+	lb := o.(*LoadBalancer)
+	stored, err := list()
+	if err != nil {
+		return err
+	}
+	for _, x := range stored {
+		if x.Moves(KindLoadBalancer, r.LoadBalancer) {
+			return &StateError{Message: fmt.Sprintf("load balancer %s already has rollout %s %s: abort it or let it end first", r.LoadBalancer, x.ID, x.State)}
+		}
+	}
+	r.FromDefaultPools = slices.Clone(lb.DefaultPools)
+	if slices.Equal(r.FromDefaultPools, r.DefaultPools) {
+		e.add("default_pools", "the load balancer already has this order: nothing to roll out")
+		return e.err()
+	}
+	final := r.ApplyOrder(lb)
+	var fe errs
+	if err := check(tx, final, &fe); err != nil {
+		return err
+	}
+	if err := fe.err(); err != nil {
+		return fmt.Errorf("the load balancer with the new order: %w", err)
+	}
+	if guard != nil {
+		return guard(final)
+	}
+	return nil
+}
+
+// ApplyOrder returns a copy of lb with the new default pool order.
+func (r *Rollout) ApplyOrder(lb *LoadBalancer) *LoadBalancer {
+	c := *lb
+	c.DefaultPools = slices.Clone(r.DefaultPools)
+	return &c
 }
 
 // ChangeRolloutIn applies action to rollout id inside tx; see
@@ -478,12 +591,19 @@ func ChangeRolloutIn(tx Tx, id string, ifRevision int64, action, reason string, 
 		if r.State != RolloutRunning || r.Step(now) < len(r.Steps) {
 			return refuse(" (its last step has not held its interval)")
 		}
-		po, err := tx.Get(KindPool, r.Pool)
+		k, id := r.Target()
+		o, err := tx.Get(k, id)
 		if err != nil {
 			return nil, 0, err
 		}
-		if _, _, err := ReplaceIn(tx, r.Apply(po.(*Pool), 100), 0, now); err != nil {
-			return nil, 0, fmt.Errorf("writing the new weights into pool %s: %w", r.Pool, err)
+		what := "the new weights"
+		if lb, ok := o.(*LoadBalancer); ok {
+			o, what = r.ApplyOrder(lb), "the new order"
+		} else {
+			o = r.Apply(o.(*Pool), 100)
+		}
+		if _, _, err := ReplaceIn(tx, o, 0, now); err != nil {
+			return nil, 0, fmt.Errorf("writing %s into %s %s: %w", what, k.Singular(), id, err)
 		}
 		end(RolloutCompleted)
 	default:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/glb-dns/glb/geodata"
 	"github.com/glb-dns/glb/pools"
@@ -38,6 +39,12 @@ func benchWorld(t testing.TB) *Snapshot {
 	gz := w.lb("geozonal", ids, "p3")
 	gz.RegionPools = map[string][]string{"WEU": {"p1", "p0"}}
 	gz.ZonalAffinity = pools.ZonalAffinity{Spillover: pools.AffinitySpillCrossZone, SpilloverRatio: 0.5}
+	// staged: a rollout half way to the reversed order, so that each
+	// query draws between the two.
+	w.lb("staged", ids, "p3").SteeringPolicy = pools.SteeringOff
+	w.cfg.Rollouts = append(w.cfg.Rollouts, pools.Rollout{Meta: pools.Meta{ID: "bench"}, LoadBalancer: "lb-staged",
+		DefaultPools: []string{"p3", "p2", "p1", "p0"}, FromDefaultPools: ids, Steps: []float64{50, 100},
+		StepInterval: "24h", StartsAt: time.Now().Add(-time.Minute), State: pools.RolloutRunning})
 	return w.compile(t)
 }
 
@@ -47,7 +54,7 @@ func benchRequest() *Request {
 	return &Request{Client: benchClient, Subnet: netip.MustParsePrefix("198.51.100.0/24"), SourcePrefix: 24, Type: QTypeA}
 }
 
-var benchPolicies = []string{"off", "geo", "proximity", "zonal", "geozonal"}
+var benchPolicies = []string{"off", "geo", "proximity", "zonal", "geozonal", "staged"}
 
 // TestDecideAllocatesNothing proves the answer path's decision is
 // allocation-free for every benchmarked policy with answers = 1, and so

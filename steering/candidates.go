@@ -14,6 +14,16 @@ func (s *Snapshot) candidates(lb *LB, req *Request, rnd Rand, w *scratch, tr *Tr
 		clear(keys[:]) // the trace reads a key for every candidate; not every policy sets one
 	}
 	n, geoLen, geoSrc := 0, 0, ""
+	defaults, weights := lb.defaults, lb.randomWeights
+	if o := lb.order; o != nil {
+		staged := o.draw(rnd)
+		if staged {
+			defaults, weights = o.defaults, o.randomWeights
+		}
+		if tr != nil {
+			tr.order(lb, staged)
+		}
+	}
 	switch lb.policy {
 	case pools.SteeringGeo:
 		// The geo list first; when none of it is healthy, the default pools.
@@ -29,9 +39,9 @@ func (s *Snapshot) candidates(lb *LB, req *Request, rnd Rand, w *scratch, tr *Tr
 			}
 		}
 		geoLen = copy(buf[:], geo)
-		n = geoLen + copy(buf[geoLen:], lb.defaults)
+		n = geoLen + copy(buf[geoLen:], defaults)
 	case pools.SteeringProximity:
-		n = copy(buf[:], lb.defaults)
+		n = copy(buf[:], defaults)
 		if req.Client.HasCoordinates {
 			c := unitVector(req.Client.Latitude, req.Client.Longitude)
 			for i := range n {
@@ -45,7 +55,7 @@ func (s *Snapshot) candidates(lb *LB, req *Request, rnd Rand, w *scratch, tr *Tr
 			sortByKey(buf[:n], keys[:n])
 		}
 	case pools.SteeringDynamicLatency:
-		n = copy(buf[:], lb.defaults)
+		n = copy(buf[:], defaults)
 		r := regionIndex(req.Client.Region)
 		if r < 0 {
 			// Resolvers ask the nameserver that answers them fastest, so a
@@ -66,15 +76,15 @@ func (s *Snapshot) candidates(lb *LB, req *Request, rnd Rand, w *scratch, tr *Tr
 			sortByKey(buf[:n], keys[:n])
 		}
 	case pools.SteeringRandom:
-		n = copy(buf[:], lb.defaults)
-		if first := s.randomPool(lb, rnd); first > 0 {
+		n = copy(buf[:], defaults)
+		if first := s.randomPool(defaults, weights, rnd); first > 0 {
 			// The drawn pool goes first, the rest keep configured order.
 			d := buf[first]
 			copy(buf[1:first+1], buf[:first])
 			buf[0] = d
 		}
 	default: // off
-		n = copy(buf[:], lb.defaults)
+		n = copy(buf[:], defaults)
 	}
 	if tr != nil {
 		tr.candidates(s, lb, req, buf[:n], geoLen, geoSrc, keys[:])
@@ -82,15 +92,15 @@ func (s *Snapshot) candidates(lb *LB, req *Request, rnd Rand, w *scratch, tr *Tr
 	return buf[:n]
 }
 
-// randomPool draws the index (in lb.defaults) of the pool that goes first
+// randomPool draws the index (in defaults) of the pool that goes first
 // under random steering, by random_steering weights among the enabled and
 // healthy pools: an unhealthy pool's share goes to the others rather than
 // to whichever pool is first in the configured order.
-func (s *Snapshot) randomPool(lb *LB, rnd Rand) int {
+func (s *Snapshot) randomPool(defaults []int32, weights []float64, rnd Rand) int {
 	total := 0.0
-	for i, p := range lb.defaults {
+	for i, p := range defaults {
 		if s.pools[p].ok {
-			total += lb.randomWeights[i]
+			total += weights[i]
 		}
 	}
 	if total <= 0 {
@@ -98,11 +108,11 @@ func (s *Snapshot) randomPool(lb *LB, rnd Rand) int {
 	}
 	r := rnd.Float64() * total
 	last := 0
-	for i, p := range lb.defaults {
-		if !s.pools[p].ok || lb.randomWeights[i] <= 0 {
+	for i, p := range defaults {
+		if !s.pools[p].ok || weights[i] <= 0 {
 			continue
 		}
-		r -= lb.randomWeights[i]
+		r -= weights[i]
 		if r < 0 {
 			return i
 		}

@@ -14,21 +14,80 @@ type staging struct {
 	percent float64
 }
 
-// rolloutsInForce are the rollouts setting weights at now, by pool id;
+// rolloutsInForce are the rollouts in force at now: those setting
+// weights by pool id, those setting a pool order by load balancer id;
 // nil when none.
-func rolloutsInForce(cfg *pools.Config, now time.Time) map[string]*pools.Rollout {
-	var out map[string]*pools.Rollout
+func rolloutsInForce(cfg *pools.Config, now time.Time) (weights, orders map[string]*pools.Rollout) {
 	for i := range cfg.Rollouts {
-		if r := &cfg.Rollouts[i]; r.InForce(now) {
-			if out == nil {
-				out = map[string]*pools.Rollout{}
-			}
-			out[r.Pool] = r
+		r := &cfg.Rollouts[i]
+		if !r.InForce(now) {
+			continue
 		}
+		m := &weights
+		if r.LoadBalancer != "" {
+			m = &orders
+		}
+		if *m == nil {
+			*m = map[string]*pools.Rollout{}
+		}
+		_, id := r.Target()
+		(*m)[id] = r
 	}
-	return out
+	return weights, orders
 }
 
+// stagedOrder is a load balancer's pool order under a rollout: share of
+// the queries, drawn per query, take defaults (the new order) instead of
+// the load balancer's own. Compiled like the own order, so that the draw
+// is all a query pays.
+type stagedOrder struct {
+	share         float64
+	defaults      []int32
+	randomWeights []float64
+}
+
+// draw says whether this query takes the new order. The preview follows
+// both ways with their odds instead.
+func (o *stagedOrder) draw(rnd Rand) bool {
+	if b, ok := rnd.(brancher); ok {
+		return b.branch(o.share)
+	}
+	return rnd.Float64() < o.share
+}
+
+// orderStaging is the step of the pool order rollout in force on load
+// balancer id (zero: none), which its compiled form must match.
+func (s *Snapshot) orderStaging(id string) staging {
+	r := s.orders[id]
+	if r == nil {
+		return staging{}
+	}
+	return staging{rollout: r.ID, percent: r.PercentAt(s.built)}
+}
+
+// stageOrder sets lb's staged order by the rollout in force on it, if
+// any. At 100 % the new order is simply its order. A new order naming a
+// pool that no longer exists is left out (the old order answers): the
+// guard rolls such a rollout back, and one bad rollout must not stop
+// the snapshot from compiling.
+func (s *Snapshot) stageOrder(lb *LB, l *pools.LoadBalancer) {
+	r := s.orders[l.ID]
+	if r == nil {
+		return
+	}
+	pct := r.PercentAt(s.built)
+	lb.staged = staging{rollout: r.ID, percent: pct}
+	list, err := s.poolList(r.DefaultPools)
+	if err != nil || len(list) > pools.MaxPoolsPerList {
+		return
+	}
+	weights := s.randomWeights(l, list)
+	if pct >= 100 {
+		lb.defaults, lb.randomWeights = list, weights
+		return
+	}
+	lb.order = &stagedOrder{share: pct / 100, defaults: list, randomWeights: weights}
+}
 // stage returns p with the weights of the rollout in force on it at now,
 // and the step it is at. The weights are folded into the compiled pool,
 // so the answer path is the one it is without rollouts.
@@ -51,8 +110,12 @@ func earliest(a, b time.Time) time.Time {
 
 // RolloutGuard says why rollout r must roll back by the health this
 // snapshot holds ("" when its guards hold): its pool stopped serving, or
-// an origin it gives weight to is down.
+// an origin it gives weight to is down; for a pool order, a pool the new
+// order moves traffic to stopped serving.
 func (s *Snapshot) RolloutGuard(r *pools.Rollout) string {
+	if r.LoadBalancer != "" {
+		return s.orderGuard(r)
+	}
 	pi, ok := s.poolByID[r.Pool]
 	if !ok {
 		return fmt.Sprintf("pool %s no longer exists", r.Pool)
@@ -71,10 +134,28 @@ func (s *Snapshot) RolloutGuard(r *pools.Rollout) string {
 	return ""
 }
 
+// orderGuard is RolloutGuard for a load balancer's pool order.
+func (s *Snapshot) orderGuard(r *pools.Rollout) string {
+	if s.lbConfig(r.LoadBalancer) < 0 {
+		return fmt.Sprintf("load balancer %s no longer exists", r.LoadBalancer)
+	}
+	for _, id := range r.GainingPools() {
+		pi, ok := s.poolByID[id]
+		if !ok {
+			return fmt.Sprintf("pool %s, which the new order moves traffic to, no longer exists", id)
+		}
+		if p := s.pools[pi]; !p.ok {
+			return fmt.Sprintf("pool %s, which the new order moves traffic to, stopped serving: %d origin(s) healthy, at least %d needed", id, p.healthyCount, p.minimum)
+		}
+	}
+	return ""
+}
+
 // RolloutHarm says which load balancers' min_serving_pools rule the pool
-// would break with its new weights (final), by the health and shifts of
-// this snapshot. A rule already broken is not laid at the rollout's door.
-func (s *Snapshot) RolloutHarm(final *pools.Pool) ([]pools.ShiftHarm, error) {
+// or load balancer would break as the rollout leaves it (final), by the
+// health and shifts of this snapshot. A rule already broken is not laid
+// at the rollout's door.
+func (s *Snapshot) RolloutHarm(final pools.Object) ([]pools.ShiftHarm, error) {
 	after, err := s.With(final)
 	if err != nil {
 		return nil, err
@@ -94,7 +175,7 @@ func (s *Snapshot) RolloutHarm(final *pools.Pool) ([]pools.ShiftHarm, error) {
 		if n < min && n < was {
 			harms = append(harms, pools.ShiftHarm{Rule: pools.RuleMinServingPools, LoadBalancer: lb.id, Name: lb.name,
 				Serving: n, Minimum: min,
-				Message: plural(n, "steering pool") + " would serve with the new weights, fewer than safety.min_serving_pools"})
+				Message: plural(n, "steering pool") + " would serve after the rollout, fewer than safety.min_serving_pools"})
 		}
 	}
 	return harms, nil

@@ -1,6 +1,8 @@
 package steering
 
 import (
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +154,153 @@ func TestDecideUnderRolloutAllocatesNothing(t *testing.T) {
 		t.Fatalf("step 2 weights %v", got)
 	}
 	lb, req := s.LoadBalancer("www.glb.example.com"), benchRequest()
+	var ans Answer
+	if n := testing.AllocsPerRun(1000, func() { s.Decide(lb, req, FastRand{}, &ans, nil) }); n != 0 || ans.N != 1 {
+		t.Fatalf("%.1f allocations per decision and %d records, want 0 and 1", n, ans.N)
+	}
+}
+
+// orderWorld is pools pa and pb (one origin each) under load balancer
+// www ordered [pa, pb], and a rollout moving the order to [pb, pa] in
+// four steps of a minute from start.
+func orderWorld(start time.Time) *world {
+	w := newWorld()
+	w.pool("pa", origin{"a", "192.0.2.1", "", 1})
+	w.pool("pb", origin{"b", "192.0.2.2", "", 1})
+	w.lb("www", []string{"pa", "pb"}, "pa")
+	w.cfg.Rollouts = append(w.cfg.Rollouts, pools.Rollout{Meta: pools.Meta{ID: "r2"}, LoadBalancer: "lb-www",
+		DefaultPools: []string{"pb", "pa"}, FromDefaultPools: []string{"pa", "pb"}, Steps: []float64{10, 25, 50, 100},
+		StepInterval: "1m", StartsAt: start, State: pools.RolloutRunning})
+	return w
+}
+
+// newOrderShare is the share of n decisions on www answered by pool pb
+// (first in the new order), drawn by a seeded source.
+func newOrderShare(t *testing.T, s *Snapshot, n int) float64 {
+	t.Helper()
+	lb, req := s.LoadBalancer("www.glb.example.com"), benchRequest()
+	rnd := rand.New(rand.NewPCG(7, 8))
+	var ans Answer
+	hits := 0
+	for range n {
+		s.Decide(lb, req, rnd, &ans, nil)
+		if s.PoolID(ans.Pool) == "pb" {
+			hits++
+		}
+	}
+	return float64(hits) * 100 / float64(n)
+}
+
+// TestRolloutOrderStepsByClock: at each step, that step's share of the
+// decisions takes the new order; Update recompiles the load balancer when
+// the step moves, a full compile at the same moment answers alike, and
+// a rolled back rollout leaves the old order whatever the clock.
+func TestRolloutOrderStepsByClock(t *testing.T) {
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	w := orderWorld(start)
+	at := start.Add(-time.Second)
+	s, err := CompileFor(&w.cfg, w.health.h(), Options{Now: func() time.Time { return at }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := newOrderShare(t, s, 1000); got != 0 {
+		t.Fatalf("before the start: %.1f %% new order", got)
+	}
+	for i, want := range []float64{10, 25, 50, 100} {
+		at = start.Add(time.Duration(i)*time.Minute + 30*time.Second)
+		prev := s
+		if s, err = Update(prev, &w.cfg, w.health.h(), map[string]bool{}); err != nil {
+			t.Fatal(err)
+		}
+		if s.LoadBalancer("www.glb.example.com") == prev.LoadBalancer("www.glb.example.com") {
+			t.Fatalf("step %d: Update kept the load balancer compiled at the step before", i+1)
+		}
+		if got := newOrderShare(t, s, 20000); math.Abs(got-want) > 1 {
+			t.Fatalf("step %d: %.1f %% new order, want %v ± 1", i+1, got, want)
+		}
+		c, err := CompileFor(&w.cfg, w.health.h(), Options{Now: func() time.Time { return at }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := newOrderShare(t, c, 20000); math.Abs(got-want) > 1 {
+			t.Fatalf("step %d: a full compile answers %.1f %% new order", i+1, got)
+		}
+	}
+	same, err := Update(s, &w.cfg, w.health.h(), map[string]bool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same.LoadBalancer("www.glb.example.com") != s.LoadBalancer("www.glb.example.com") {
+		t.Fatal("the load balancer was recompiled with nothing moved")
+	}
+	w.cfg.Rollouts[0].State = pools.RolloutRolledBack
+	if s, err = Update(s, &w.cfg, w.health.h(), map[string]bool{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := newOrderShare(t, s, 1000); got != 0 {
+		t.Fatalf("rolled back: %.1f %% new order", got)
+	}
+}
+
+// TestRolloutOrderTraceAndPreview: explain says which order answered,
+// and the preview counts both orders by their odds.
+func TestRolloutOrderTraceAndPreview(t *testing.T) {
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	w := orderWorld(start)
+	s, err := CompileFor(&w.cfg, w.health.h(), Options{Now: func() time.Time { return start.Add(150 * time.Second) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tr, _ := decide(t, s, "www.glb.example.com", Request{}, fixedRand(0.2))
+	if tr.Rollout == nil || tr.Rollout.ID != "r2" || tr.Rollout.Percent != 50 || tr.Rollout.Order != "new" || tr.Pool.ID != "pb" {
+		t.Fatalf("a draw under the share: rollout %+v, pool %s", tr.Rollout, tr.Pool.ID)
+	}
+	_, tr, _ = decide(t, s, "www.glb.example.com", Request{}, fixedRand(0.7))
+	if tr.Rollout == nil || tr.Rollout.Order != "old" || tr.Pool.ID != "pa" {
+		t.Fatalf("a draw over the share: rollout %+v, pool %s", tr.Rollout, tr.Pool.ID)
+	}
+	sh := s.Preview(s.LoadBalancer("www.glb.example.com"), []Sample{{Country: "DE"}}, QTypeA, nil)
+	if got := sh.ByName(); math.Abs(got["pa"]-0.5) > 1e-9 || math.Abs(got["pb"]-0.5) > 1e-9 {
+		t.Fatalf("preview at 50 %%: %v", got)
+	}
+}
+
+// TestRolloutOrderGuard: the guard fails when a pool the new order moves
+// traffic to stops serving, not when the pool losing its place does.
+func TestRolloutOrderGuard(t *testing.T) {
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	w := orderWorld(start)
+	r := &w.cfg.Rollouts[0]
+	if got := r.GainingPools(); len(got) != 1 || got[0] != "pb" {
+		t.Fatalf("gaining pools %v, want [pb]", got)
+	}
+	if why := w.compile(t).RolloutGuard(r); why != "" {
+		t.Fatalf("healthy: %s", why)
+	}
+	w.down("pa", "a")
+	if why := w.compile(t).RolloutGuard(r); why != "" {
+		t.Fatalf("the pool losing its place is down: %s", why)
+	}
+	w.health.Origins = map[pools.OriginKey]pools.OriginHealth{}
+	w.down("pb", "b")
+	if why := w.compile(t).RolloutGuard(r); !strings.Contains(why, "pool pb, which the new order moves traffic to, stopped serving") {
+		t.Fatalf("the pool gaining traffic is down: %q", why)
+	}
+}
+
+// TestDecideUnderOrderRolloutAllocatesNothing: the per-query draw between
+// the two compiled orders allocates nothing.
+func TestDecideUnderOrderRolloutAllocatesNothing(t *testing.T) {
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	w := orderWorld(start)
+	s, err := CompileFor(&w.cfg, w.health.h(), Options{Now: func() time.Time { return start.Add(150 * time.Second) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, req := s.LoadBalancer("www.glb.example.com"), benchRequest()
+	if lb.order == nil {
+		t.Fatal("no staged order compiled at step 3")
+	}
 	var ans Answer
 	if n := testing.AllocsPerRun(1000, func() { s.Decide(lb, req, FastRand{}, &ans, nil) }); n != 0 || ans.N != 1 {
 		t.Fatalf("%.1f allocations per decision and %d records, want 0 and 1", n, ans.N)

@@ -178,6 +178,9 @@ func (s *Snapshot) NextShiftBoundary() time.Time { return s.nextShift }
 // of them.
 func (lb *LB) steeringPools() []int32 {
 	out := slices.Clone(lb.defaults)
+	if lb.order != nil {
+		out = append(out, lb.order.defaults...)
+	}
 	for _, l := range lb.regionPools {
 		out = append(out, l...)
 	}

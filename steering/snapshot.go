@@ -45,6 +45,9 @@ type Snapshot struct {
 	now func() time.Time
 	// nextShift is the next start or end of a shift after built.
 	nextShift time.Time
+	// orders are the rollouts of a pool order in force at built, by load
+	// balancer id (nil: none).
+	orders map[string]*pools.Rollout
 }
 
 // originStride is the number of origin slots per pool in the global origin
@@ -150,6 +153,11 @@ type LB struct {
 	sorry4, sorry6 []netip.Addr
 	// https is the load balancer's HTTPS record settings, nil for none.
 	https *pools.HTTPSRecord
+	// staged is the rollout step its order was compiled at (Update
+	// recompiles it when the step moves); order the staged order while
+	// the rollout is part way, nil otherwise.
+	staged staging
+	order  *stagedOrder
 }
 
 // Down is what a load balancer answers when none of its candidate pools
@@ -327,7 +335,8 @@ func CompileFor(cfg *pools.Config, h *pools.Health, opts Options) (*Snapshot, er
 	}
 	monitors := monitorSet(cfg)
 	s.pools = make([]*pool, 0, len(cfg.Pools))
-	staged := rolloutsInForce(cfg, s.built)
+	staged, orders := rolloutsInForce(cfg, s.built)
+	s.orders = orders
 	for i := range cfg.Pools {
 		idx := int32(len(s.pools))
 		p, st := stage(&cfg.Pools[i], staged, s.built)
@@ -576,16 +585,14 @@ func (s *Snapshot) compileLB(l *pools.LoadBalancer, zones map[string]string) (*L
 			}
 		}
 	}
-	lb.randomWeights = make([]float64, len(lb.defaults))
-	for i, p := range lb.defaults {
-		w, ok := l.RandomSteering.PoolWeights[s.pools[p].id]
-		if !ok {
-			w = l.RandomSteering.DefaultWeight
-		}
-		lb.randomWeights[i] = w
+	lb.randomWeights = s.randomWeights(l, lb.defaults)
+	s.stageOrder(lb, l)
+	ranked := lb.defaults
+	if lb.order != nil {
+		ranked = append(slices.Clone(lb.defaults), lb.order.defaults...)
 	}
-	lb.dynRegion = s.dynamicRegions(lb.defaults)
-	lb.all = append(slices.Clone(lb.defaults), lb.fallback)
+	lb.dynRegion = s.dynamicRegions(ranked)
+	lb.all = append(slices.Clone(ranked), lb.fallback)
 	for _, list := range lb.regionPools {
 		lb.all = append(lb.all, list...)
 	}
@@ -600,6 +607,19 @@ func (s *Snapshot) compileLB(l *pools.LoadBalancer, zones map[string]string) (*L
 	lb.locationDependent = lb.policy == pools.SteeringGeo || lb.policy == pools.SteeringProximity ||
 		lb.policy == pools.SteeringDynamicLatency || lb.spillover != pools.AffinityDisabled
 	return lb, nil
+}
+
+// randomWeights are the random_steering weights of list, in its order.
+func (s *Snapshot) randomWeights(l *pools.LoadBalancer, list []int32) []float64 {
+	out := make([]float64, len(list))
+	for i, p := range list {
+		w, ok := l.RandomSteering.PoolWeights[s.pools[p].id]
+		if !ok {
+			w = l.RandomSteering.DefaultWeight
+		}
+		out[i] = w
+	}
+	return out
 }
 
 // dynamicRegions maps each client region to the region whose RTT data

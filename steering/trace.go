@@ -32,6 +32,26 @@ type Trace struct {
 	// Safety lists the safety rules that no longer hold for the load
 	// balancer with the shifts in force and the health of now.
 	Safety []pools.ShiftHarm `json:"safety"`
+	// Rollout is the rollout moving the default pools' order, when one
+	// is part way, and which order this query drew.
+	Rollout *TraceRollout `json:"rollout,omitempty"`
+}
+
+// TraceRollout is a pool order rollout in the decision.
+type TraceRollout struct {
+	ID      string  `json:"id"`
+	Percent float64 `json:"percent"`
+	// Order: "new" (the rollout's default_pools) or "old" (the load
+	// balancer's own), drawn with percent the odds of new.
+	Order string `json:"order"`
+}
+
+func (tr *Trace) order(lb *LB, staged bool) {
+	t := &TraceRollout{ID: lb.staged.rollout, Percent: lb.staged.percent, Order: "old"}
+	if staged {
+		t.Order = "new"
+	}
+	tr.Rollout = t
 }
 
 // TraceAllDown is the load balancer's all_down policy in the decision.

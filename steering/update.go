@@ -74,7 +74,8 @@ func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged ma
 // gone. dirty[i] says pool i was recompiled or emptied.
 func (s *Snapshot) updatePools(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged map[string]bool) (dirty []bool, err error) {
 	monitors := monitorSet(cfg)
-	staged := rolloutsInForce(cfg, s.built)
+	staged, orders := rolloutsInForce(cfg, s.built)
+	s.orders = orders
 	dirty = make([]bool, len(prev.pools), len(prev.pools)+1)
 	// prev's index of pools is shared until a pool comes or goes.
 	cloned := false
@@ -145,7 +146,7 @@ func (s *Snapshot) updateLBs(prev *Snapshot, cfg *pools.Config, dirty []bool) ([
 			lb = prev.lbs[j]
 		}
 		if lb == nil || lb.rev != l.Revision || !lb.modified.Equal(l.ModifiedOn) ||
-			zones[l.Zone] != prevZones[l.Zone] || lb.uses(dirty) {
+			zones[l.Zone] != prevZones[l.Zone] || lb.uses(dirty) || lb.staged != s.orderStaging(l.ID) {
 			var err error
 			if lb, err = s.compileLB(l, zones); err != nil {
 				return nil, fmt.Errorf("load balancer %s (%s): %w", l.ID, l.Name, err)
@@ -196,7 +197,7 @@ func (l *LB) uses(dirty []bool) bool {
 		}
 		return false
 	}
-	if dirty[l.fallback] || in(l.defaults) {
+	if dirty[l.fallback] || in(l.defaults) || l.order != nil && in(l.order.defaults) {
 		return true
 	}
 	for _, list := range l.regionPools {

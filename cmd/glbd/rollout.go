@@ -100,7 +100,13 @@ func (w *rolloutWatch) step(ctx context.Context, r pools.Rollout, k int) {
 
 // askWebhook POSTs the rollout at step k to its webhook; "" is a yes.
 func (w *rolloutWatch) askWebhook(ctx context.Context, r *pools.Rollout, k int) string {
-	body, err := json.Marshal(map[string]any{"rollout": r.ID, "pool": r.Pool, "step": k, "percent": r.Steps[k], "reason": r.Reason})
+	doc := map[string]any{"rollout": r.ID, "step": k, "percent": r.Steps[k], "reason": r.Reason}
+	if r.LoadBalancer != "" {
+		doc["load_balancer"], doc["default_pools"], doc["from_default_pools"] = r.LoadBalancer, r.DefaultPools, r.FromDefaultPools
+	} else {
+		doc["pool"], doc["weights"], doc["from"] = r.Pool, r.Weights, r.From
+	}
+	body, err := json.Marshal(doc)
 	if err != nil {
 		return err.Error()
 	}
@@ -136,7 +142,8 @@ func (w *rolloutWatch) write(ctx context.Context, r pools.Rollout, action, actor
 	out, err := w.store.ChangeRollout(wctx, r.ID, r.Revision, action, why)
 	switch {
 	case err == nil:
-		w.log.Info("rollout "+out.State, "rollout", r.ID, "pool", r.Pool, "reason", why)
+		_, target := r.Target()
+		w.log.Info("rollout "+out.State, "rollout", r.ID, "target", target, "reason", why)
 	case pools.IsDomainError(err) && !errors.Is(err, pools.ErrUnavailable):
 		// Another node wrote first (stale), or the rollout moved on.
 		w.log.Debug("rollout event not written", "rollout", r.ID, "action", action, "err", err)

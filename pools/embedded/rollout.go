@@ -47,7 +47,7 @@ func (s *Store) ChangeRollout(ctx context.Context, id string, ifRevision int64, 
 }
 
 // StartRollout stores r; see pools.StartRolloutIn.
-func (s *Store) StartRollout(ctx context.Context, r *pools.Rollout, guard func(*pools.Pool) error) (*pools.Rollout, error) {
+func (s *Store) StartRollout(ctx context.Context, r *pools.Rollout, guard func(pools.Object) error) (*pools.Rollout, error) {
 	return writeOne(s, ctx, pools.KindRollout, func(t *pools.Recorder) (*pools.Rollout, int64, error) {
 		list := func() ([]pools.Rollout, error) { return listAll[pools.Rollout](t.Tx.(txn).tx, pools.KindRollout) }
 		return pools.StartRolloutIn(t, r, guard, list, s.now())

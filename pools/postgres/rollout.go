@@ -22,7 +22,7 @@ func writeOne[T pools.Object](s *Store, ctx context.Context, k pools.Kind, fn fu
 }
 
 // StartRollout stores r; see pools.StartRolloutIn.
-func (s *Store) StartRollout(ctx context.Context, r *pools.Rollout, guard func(*pools.Pool) error) (*pools.Rollout, error) {
+func (s *Store) StartRollout(ctx context.Context, r *pools.Rollout, guard func(pools.Object) error) (*pools.Rollout, error) {
 	return writeOne(s, ctx, pools.KindRollout, func(t *pools.Recorder) (*pools.Rollout, int64, error) {
 		tx := t.Tx.(*txn)
 		list := func() ([]pools.Rollout, error) { return readAll[pools.Rollout](tx.ctx, tx.tx, pools.KindRollout) }

@@ -220,7 +220,8 @@ func (t *txn) Put(o, _ pools.Object) error {
 			column{"ended_at", "timestamptz", v.EndedAt})
 	case *pools.Rollout:
 		return t.upsert("rollouts", m, doc,
-			column{"pool_id", "text", v.Pool},
+			column{"pool_id", "text", nullable(v.Pool)},
+			column{"load_balancer_id", "text", nullable(v.LoadBalancer)},
 			column{"state", "text", v.State},
 			column{"starts_at", "timestamptz", v.StartsAt})
 	}

@@ -38,7 +38,7 @@ func testRollouts(t *testing.T, s pools.Store) {
 		t.Fatal(err)
 	}
 	var final *pools.Pool
-	if _, err := s.StartRollout(c, r, func(p *pools.Pool) error { final = p; return refused }); !errors.Is(err, refused) {
+	if _, err := s.StartRollout(c, r, func(o pools.Object) error { final = o.(*pools.Pool); return refused }); !errors.Is(err, refused) {
 		t.Fatalf("guard refused, got %v", err)
 	}
 	if final == nil || final.Origins[0].Weight != 0.9 || final.Origins[1].Weight != 0.1 {
