@@ -42,7 +42,7 @@ type Rollout struct {
 	LoadBalancer     string   `json:"load_balancer,omitempty"`
 	DefaultPools     []string `json:"default_pools,omitempty"`
 	FromDefaultPools []string `json:"from_default_pools,omitempty"`
-	Reason string `json:"reason"`
+	Reason           string   `json:"reason"`
 	// Steps are percentages of the way, increasing, the last 100
 	// (default 10, 25, 50, 100).
 	Steps []float64 `json:"steps"`

@@ -88,6 +88,7 @@ func (s *Snapshot) stageOrder(lb *LB, l *pools.LoadBalancer) {
 	}
 	lb.order = &stagedOrder{share: pct / 100, defaults: list, randomWeights: weights}
 }
+
 // stage returns p with the weights of the rollout in force on it at now,
 // and the step it is at. The weights are folded into the compiled pool,
 // so the answer path is the one it is without rollouts.
