@@ -122,3 +122,46 @@ func TestRolloutSafety(t *testing.T) {
 		t.Fatalf("override by the bootstrap admin: %d %s", r.status, r.body)
 	}
 }
+
+// TestRolloutOrder: a rollout of a load balancer's default pool order
+// reads the order into from_default_pools and is alone on the load
+// balancer; pool and load_balancer together, weights with an order, a
+// repeated pool and an unknown pool are 400s naming the field.
+func TestRolloutOrder(t *testing.T) {
+	t.Parallel()
+	e := previewEnv(t, nil)
+	f := e.fixture()
+	body := poolBody(f.monitor)
+	body["name"] = "web-us"
+	us := e.create(pools.KindPool, body)["id"].(string)
+	if r := e.do("PATCH", "/api/v1/load_balancers/"+f.lb, map[string]any{"default_pools": []string{f.pool, us}}); r.status != http.StatusOK {
+		t.Fatalf("patch: %d %s", r.status, r.body)
+	}
+	p := e.do("POST", "/api/v1/rollouts", map[string]any{"pool": f.pool, "load_balancer": f.lb, "default_pools": []string{us},
+		"reason": "x"}).problem(t, http.StatusBadRequest)
+	if !fieldPaths(p)["load_balancer"] {
+		t.Errorf("pool and load_balancer: %+v", p.Errors)
+	}
+	p = e.do("POST", "/api/v1/rollouts", map[string]any{"load_balancer": f.lb, "default_pools": []string{us, us},
+		"weights": map[string]any{"a": 1}, "reason": "x"}).problem(t, http.StatusBadRequest)
+	if !fieldPaths(p)["weights"] || !fieldPaths(p)["default_pools[1]"] {
+		t.Errorf("weights with an order, a pool twice: %+v", p.Errors)
+	}
+	p = e.do("POST", "/api/v1/rollouts", map[string]any{"load_balancer": f.lb, "default_pools": []string{us, "nope"}, "reason": "x"}).
+		problem(t, http.StatusBadRequest)
+	if len(p.Errors) == 0 || !strings.Contains(p.Errors[0].Message, "nope") {
+		t.Errorf("an unknown pool: %+v", p.Errors)
+	}
+	r := e.do("POST", "/api/v1/rollouts", map[string]any{"load_balancer": f.lb, "default_pools": []string{us, f.pool},
+		"reason": "us first", "step_interval": "1h"})
+	if r.status != http.StatusCreated {
+		t.Fatalf("start: %d %s", r.status, r.body)
+	}
+	var got struct{ Result pools.Rollout }
+	r.json(t, &got)
+	if ro := got.Result; len(ro.FromDefaultPools) != 2 || ro.FromDefaultPools[0] != f.pool || ro.Pool != "" || ro.Percent == nil || *ro.Percent != 10 {
+		t.Fatalf("started %+v", ro)
+	}
+	e.do("POST", "/api/v1/rollouts", map[string]any{"load_balancer": f.lb, "default_pools": []string{us}, "reason": "again"}).
+		problem(t, http.StatusConflict)
+}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -104,12 +105,16 @@ func execute(ctx context.Context, cl *client, f *configFile, p *plan, staged *st
 				fmt.Fprintf(out, "created %s (revision %d)\n", s.key(), rev)
 			}
 		case actUpdate:
-			if s.rollout != nil {
+			if s.staged() {
 				var id string
 				if id, err = staged.start(ctx, cl, s); err == nil {
 					staging++
-					fmt.Fprintf(out, "rollout %s started for %s: weights %v in steps %s every %s (glbctl rollouts show %s)\n",
-						id, s.key(), s.rollout, staged.steps, staged.interval, id)
+					what := fmt.Sprintf("weights %v", s.rollout)
+					if s.order != nil {
+						what = fmt.Sprintf("default_pools %v", s.order)
+					}
+					fmt.Fprintf(out, "rollout %s started for %s: %s in steps %s every %s (glbctl rollouts show %s)\n",
+						id, s.key(), what, staged.steps, staged.interval, id)
 				}
 				break
 			}
@@ -182,17 +187,20 @@ func stepError(f *configFile, s *step, err error) error {
 	return fmt.Errorf("%s: %w", s.key(), err)
 }
 
-// stagedApply is apply --staged: the weight changes of pools become
-// rollouts rather than writes.
+// stagedApply is apply --staged: the weight changes of pools and the
+// default pool order changes of load balancers become rollouts rather
+// than writes.
 type stagedApply struct {
 	on       bool
 	steps    string
 	interval string
 	reason   string
+	// percents are steps parsed.
+	percents []float64
 }
 
 func (s *stagedApply) flags(fs *flag.FlagSet) {
-	fs.BoolVar(&s.on, "staged", false, "change pools' origin weights through rollouts, in steps, rather than at once")
+	fs.BoolVar(&s.on, "staged", false, "change pools' origin weights and load balancers' default pool order through rollouts, in steps, rather than at once")
 	fs.StringVar(&s.steps, "steps", "10,25,50,100", "with --staged: percentages of the way, increasing, the last 100")
 	fs.StringVar(&s.interval, "step-interval", "5m", "with --staged: how long each step holds (30s, 5m, 1h)")
 	fs.StringVar(&s.reason, "reason", "glbctl apply --staged", "with --staged: the rollouts' reason")
@@ -201,14 +209,25 @@ func (s *stagedApply) flags(fs *flag.FlagSet) {
 var weightPath = regexp.MustCompile(`^origins\[(\d+)\]\.weight$`)
 
 // mark makes each update of p that changes a pool's origin weights and
-// nothing else a rollout. An update that changes weights and more is
-// refused (nothing is changed): its other fields would be written at once
-// and its weights not, which no reader of the file would expect. Load
-// balancers' pool order is not staged: their changes are refused too.
+// nothing else a rollout, and each that changes a load balancer's
+// default_pools and nothing else. An update that changes weights (or
+// default_pools) and more is refused (nothing is changed): its other
+// fields would be written at once and the rest not, which no reader of
+// the file would expect. region_pools and country_pools are not staged:
+// their changes are refused too.
 func (s *stagedApply) mark(p *plan) error {
 	if !s.on {
 		return nil
 	}
+	s.percents = nil
+	for _, v := range strings.Split(s.steps, ",") {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return fmt.Errorf("--steps %q: want percentages such as 10,25,50,100", s.steps)
+		}
+		s.percents = append(s.percents, f)
+	}
+	staging := fmt.Sprintf("steps %s %% every %s", s.steps, s.interval)
 	var errs []string
 	for _, st := range p.steps {
 		if st.act != actUpdate {
@@ -228,13 +247,20 @@ func (s *stagedApply) mark(p *plan) error {
 				weights[pl.Origins[i].Name] = pl.Origins[i].Weight
 			}
 		}
+		lb, isLB := st.entry.obj.(*pools.LoadBalancer)
 		switch {
-		case st.kind == pools.KindLoadBalancer && onlyPoolOrder(other):
-			errs = append(errs, st.key()+": pool order cannot be staged; apply it without --staged")
+		case isLB && len(other) == 1 && other[0] == "default_pools":
+			st.order, st.staging = lb.DefaultPools, staging+": default_pools "+orderChange(st)
+		case isLB && slices.Contains(other, "default_pools") && onlyPoolOrder(other):
+			errs = append(errs, st.key()+": region_pools and country_pools cannot be staged (default_pools can); apply them without --staged")
+		case isLB && slices.Contains(other, "default_pools"):
+			errs = append(errs, fmt.Sprintf("%s: changes %s besides default_pools; apply those first, then the order with --staged", st.key(), strings.Join(slices.DeleteFunc(other, func(p string) bool { return p == "default_pools" }), ", ")))
+		case isLB && onlyPoolOrder(other):
+			errs = append(errs, st.key()+": region_pools and country_pools cannot be staged (default_pools can); apply them without --staged")
 		case len(weights) > 0 && len(other) > 0:
 			errs = append(errs, fmt.Sprintf("%s: changes %s besides origin weights; apply those first, then the weights with --staged", st.key(), strings.Join(other, ", ")))
 		case len(weights) > 0:
-			st.rollout = weights
+			st.rollout, st.staging = weights, staging+": weights "+weightChange(st)
 		}
 	}
 	if len(errs) > 0 {
@@ -252,18 +278,38 @@ func onlyPoolOrder(paths []string) bool {
 	return len(paths) > 0
 }
 
+// orderChange is a load balancer step's default_pools, old → new.
+func orderChange(st *step) string {
+	for _, d := range st.fields {
+		if d.path == "default_pools" {
+			return fmt.Sprintf("%v → %v", d.from, d.to)
+		}
+	}
+	return ""
+}
+
+// weightChange is a pool step's weight changes, "b 0.5→0.1, ...".
+func weightChange(st *step) string {
+	var out []string
+	pl := st.entry.obj.(*pools.Pool)
+	for _, d := range st.fields {
+		if m := weightPath.FindStringSubmatch(d.path); m != nil {
+			i, _ := strconv.Atoi(m[1])
+			if i < len(pl.Origins) {
+				out = append(out, fmt.Sprintf("%s %v→%v", pl.Origins[i].Name, d.from, d.to))
+			}
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 // start begins the rollout of step st.
 func (s *stagedApply) start(ctx context.Context, cl *client, st *step) (string, error) {
-	var steps []float64
-	for _, v := range strings.Split(s.steps, ",") {
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil {
-			return "", fmt.Errorf("--steps %q: want percentages such as 10,25,50,100", s.steps)
-		}
-		steps = append(steps, f)
+	doc := map[string]any{"pool": st.id, "weights": st.rollout, "steps": s.percents, "step_interval": s.interval, "reason": s.reason}
+	if st.order != nil {
+		doc = map[string]any{"load_balancer": st.id, "default_pools": st.order, "steps": s.percents, "step_interval": s.interval, "reason": s.reason}
 	}
-	body, err := json.Marshal(map[string]any{"pool": st.id, "weights": st.rollout, "steps": steps,
-		"step_interval": s.interval, "reason": s.reason})
+	body, err := json.Marshal(doc)
 	if err != nil {
 		return "", err
 	}

@@ -50,7 +50,7 @@ func runDiff(ctx context.Context, args []string, env func(string) string, stdout
 
 // printPlan prints each step that writes, with its fields, then a summary.
 func printPlan(w io.Writer, p *plan) {
-	var create, update, del, same int
+	var create, update, del, same, staged int
 	for _, s := range p.steps {
 		switch s.act {
 		case actUnchanged:
@@ -59,6 +59,10 @@ func printPlan(w io.Writer, p *plan) {
 		case actCreate:
 			create++
 		case actUpdate:
+			if s.staged() {
+				staged++
+				break
+			}
 			update++
 		case actDelete:
 			del++
@@ -68,7 +72,11 @@ func printPlan(w io.Writer, p *plan) {
 			fmt.Fprintln(w, "    "+d.String())
 		}
 	}
-	fmt.Fprintf(w, "%d to create, %d to update, %d to delete, %d unchanged\n", create, update, del, same)
+	fmt.Fprintf(w, "%d to create, %d to update, %d to delete, %d unchanged", create, update, del, same)
+	if staged > 0 {
+		fmt.Fprintf(w, ", %d to start as rollouts", staged)
+	}
+	fmt.Fprintln(w)
 	if len(p.kept) > 0 {
 		fmt.Fprintf(w, "%d on the server but not in the file, kept (--prune deletes them): %s\n", len(p.kept), strings.Join(p.kept, ", "))
 	}

@@ -38,9 +38,16 @@ type step struct {
 	// delete: the server will refuse the deletion.
 	referrers []pools.Referrer
 	// rollout: with apply --staged, the new weights of the origins this
-	// pool update changes, started as a rollout instead of written.
+	// pool update changes, started as a rollout instead of written; order
+	// likewise a load balancer's new default pool order; staging says in
+	// what steps (for the plan).
 	rollout map[string]float64
+	order   []string
+	staging string
 }
+
+// staged reports whether apply --staged starts this update as a rollout.
+func (s *step) staged() bool { return s.rollout != nil || s.order != nil }
 
 func (s *step) key() string { return string(s.kind) + "/" + s.id }
 
@@ -243,6 +250,9 @@ func describe(s *step) string {
 	case actCreate:
 		return "+ " + s.key()
 	case actUpdate:
+		if s.staged() {
+			return fmt.Sprintf("» %s (revision %d): rollout, %s", s.key(), s.rev, s.staging)
+		}
 		return fmt.Sprintf("~ %s (revision %d)", s.key(), s.rev)
 	case actDelete:
 		d := fmt.Sprintf("- %s (%s, revision %d)", s.key(), s.name, s.rev)

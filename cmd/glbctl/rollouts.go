@@ -62,9 +62,10 @@ func rolloutCall(ctx context.Context, sub string, args []string, env func(string
 }
 
 // printRollouts shows each rollout's progress: the step in force of how
-// many, how far the weights are, and the weights from and to.
+// many, how far the weights (or the share of the new order) are, and the
+// weights or the default pool order from and to.
 func printRollouts(w io.Writer, list []pools.Rollout) {
-	t := newTable(w, "ID", "STATUS", "POOL", "STEP", "PERCENT", "NEXT STEP", "WEIGHTS", "REASON")
+	t := newTable(w, "ID", "STATUS", "TARGET", "STEP", "PERCENT", "NEXT STEP", "CHANGE", "REASON")
 	for _, r := range list {
 		step, pct, next := "", "", ""
 		if r.CurrentStep != nil {
@@ -80,11 +81,15 @@ func printRollouts(w io.Writer, list []pools.Rollout) {
 		for name, to := range r.Weights {
 			ws = append(ws, fmt.Sprintf("%s %v→%v", name, r.From[name], to))
 		}
+		k, id := r.Target()
+		if r.LoadBalancer != "" {
+			ws = append(ws, fmt.Sprintf("default_pools %v→%v", r.FromDefaultPools, r.DefaultPools))
+		}
 		reason := r.Reason
 		if r.EndReason != "" {
 			reason += " (" + r.EndReason + ")"
 		}
-		t.row(r.ID, r.Status, r.Pool, step, pct, next, strings.Join(slices.Sorted(slices.Values(ws)), ", "), reason)
+		t.row(r.ID, r.Status, string(k)+"/"+id, step, pct, next, strings.Join(slices.Sorted(slices.Values(ws)), ", "), reason)
 	}
 	t.flush()
 }

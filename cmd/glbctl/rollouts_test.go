@@ -52,3 +52,48 @@ func TestApplyStaged(t *testing.T) {
 	}
 	n.mustCtl(exitUsage, "rollouts", "bogus")
 }
+
+// TestApplyStagedOrder: apply --staged --dry-run shows a load balancer's
+// default_pools change and a pool's weight change as rollouts (steps and
+// interval), changing nothing; apply --staged starts the order change as
+// a rollout and leaves the stored order as it was; an order changed with
+// other fields is refused, changing nothing.
+func TestApplyStagedOrder(t *testing.T) {
+	t.Parallel()
+	n, content := startNode(t), ""
+	n.mustCtl(exitOK, "apply", "-f", func() string { f, c := fullFile(t); content = c; return f }())
+	mixed := strings.Replace(content, "    default_pools: [web]\n    fallback_pool: web\n    answers: 0\n",
+		"    default_pools: [extra, web]\n    fallback_pool: web\n    answers: 0\n    ttl: 45\n", 1)
+	code, _, errOut := n.ctl("apply", "-f", writeFile(t, "mixed.yaml", mixed), "--staged")
+	if code != exitFailed || !strings.Contains(errOut, "load_balancers/www: changes ttl besides default_pools") || !strings.Contains(errOut, "nothing was changed") {
+		t.Fatalf("order and ttl at once: exit %d\n%s", code, errOut)
+	}
+	edited := strings.Replace(content, "    default_pools: [web]\n    fallback_pool: web\n    answers: 0\n",
+		"    default_pools: [extra, web]\n    fallback_pool: web\n    answers: 0\n", 1)
+	edited = strings.Replace(edited, "weight: 0.5, zone: zone-1}", "weight: 0.1, zone: zone-1}", 1)
+	file := writeFile(t, "staged.yaml", edited)
+	out := n.mustCtl(exitOK, "apply", "-f", file, "--staged", "--dry-run", "--steps", "20,100", "--step-interval", "1h")
+	for _, want := range []string{
+		"» load_balancers/www (revision 1): rollout, steps 20,100 % every 1h: default_pools [web] → [extra web]",
+		"» pools/web (revision 1): rollout, steps 20,100 % every 1h: weights b 0.5→0.1",
+		"0 to create, 0 to update, 0 to delete", ", 2 to start as rollouts", "dry run: nothing was changed",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("dry run lacks %q:\n%s", want, out)
+		}
+	}
+	if out := n.mustCtl(exitOK, "rollouts"); strings.Contains(out, "running") {
+		t.Fatalf("the dry run started rollouts:\n%s", out)
+	}
+	out = n.mustCtl(exitOK, "apply", "-f", file, "--staged", "--steps", "20,100", "--step-interval", "1h", "--reason", "extra first")
+	if !strings.Contains(out, "started for load_balancers/www: default_pools [extra web] in steps 20,100 every 1h") || !strings.Contains(out, "2 rollouts started") {
+		t.Fatalf("staged apply:\n%s", out)
+	}
+	if _, www := n.call("GET", "/api/v1/load_balancers/www", nil, ""); len(www["default_pools"].([]any)) != 1 {
+		t.Fatalf("--staged wrote the order at once: %v", www["default_pools"])
+	}
+	if out := n.mustCtl(exitOK, "rollouts", "--status", "running"); !strings.Contains(out, "load_balancers/www") ||
+		!strings.Contains(out, "default_pools [web]→[extra web]") || !strings.Contains(out, "pools/web") {
+		t.Fatalf("list:\n%s", out)
+	}
+}

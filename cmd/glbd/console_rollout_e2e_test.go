@@ -47,3 +47,30 @@ func TestConsoleRollouts(t *testing.T) {
 		t.Errorf("after the abort web's origins are %v", o)
 	}
 }
+
+// TestConsoleOrderRollout: the rollouts page shows a rollout of a load
+// balancer's default pool order, old → new, with its step; the load
+// balancer's page shows it too.
+func TestConsoleOrderRollout(t *testing.T) {
+	origins := startOrigins(t, "127.0.7.9", "127.0.7.10")
+	g := startParallel(t)
+	orderWorld(t, g, origins[0], origins[1])
+	r := startOrder(t, g, "1h", "pb", "pa")
+	ui := g.api + "/ui/"
+	ctx := browserTab(t)
+	row := `#rollouts-table tr[data-rollout="` + r.ID + `"]`
+	var text, lbText string
+	drive(t, ctx, "the rollouts page", chromedp.Navigate(ui+"#rollouts"), chromedp.WaitVisible(row),
+		chromedp.Text(row, &text))
+	shot(t, ctx, "rollouts-order")
+	if !strings.Contains(text, "load balancer www") || !strings.Contains(text, "default_pools pa, pb → pb, pa") ||
+		!strings.Contains(text, "step 1 of 4, 10 %") {
+		t.Errorf("order rollout row: %q", text)
+	}
+	lbRow := `#lb-rollouts-table tr[data-rollout="` + r.ID + `"]`
+	drive(t, ctx, "the load balancer's page", chromedp.Navigate(ui+"#edit/load_balancers/www"), chromedp.WaitVisible(lbRow),
+		chromedp.Text(lbRow, &lbText))
+	if !strings.Contains(lbText, "pb, pa") {
+		t.Errorf("the load balancer's rollout row: %q", lbText)
+	}
+}

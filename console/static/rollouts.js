@@ -1,4 +1,6 @@
-// Staged rollouts: a pool's weights moving to new values in steps. Every
+// Staged rollouts: a pool's weights moving to new values in steps, or a
+// load balancer's default pool order, answered for a growing share of
+// the queries. Every
 // node takes the step from its clock, so the page counts down to the next
 // step and redraws then (nothing is written when a step begins); pause,
 // resume and abort are the events an operator writes.
@@ -8,8 +10,17 @@ import { left, tick } from './shifts.js';
 
 const ACTIVE = new Set(['scheduled', 'running', 'paused']);
 
-function weights(r) {
+// change is what the rollout moves: origin weights, or the default pool
+// order (the percent is then the share of queries answered with it).
+function change(r) {
+  if (r.load_balancer) {
+    return `default_pools ${(r.from_default_pools || []).join(', ')} → ${r.default_pools.join(', ')}`;
+  }
   return Object.keys(r.weights).sort().map((n) => `${n} ${r.from?.[n]} → ${r.weights[n]}`).join(', ');
+}
+
+function target(r) {
+  return r.load_balancer ? `load balancer ${r.load_balancer}` : `pool ${r.pool}`;
 }
 
 // progress is the step in force of how many, how far the weights are,
@@ -58,10 +69,10 @@ function rolloutsTable(list, redraw, id) {
   const msg = el('p', { id: `${id}-status`, role: 'status', 'aria-live': 'polite' });
   const rows = list.map((r) => el('tr', { 'data-rollout': r.id, 'data-status': r.status },
     el('td', {}, el('code', { text: r.id.slice(0, 8) })), el('td', { class: 'state', text: r.status }),
-    el('td', { text: r.pool }), el('td', { class: 'progress' }, progress(r)), el('td', { text: weights(r) }),
+    el('td', { class: 'target', text: target(r) }), el('td', { class: 'progress' }, progress(r)), el('td', { class: 'change', text: change(r) }),
     el('td', { text: r.reason }), el('td', {}, actions(r, msg, redraw))));
   return [el('div', { class: 'table-wrap' }, el('table', { id: `${id}-table` },
-    el('thead', {}, el('tr', {}, ['Rollout', 'State', 'Pool', 'Progress', 'Weights', 'Reason', ''].map((h) => el('th', { scope: 'col', text: h })))),
+    el('thead', {}, el('tr', {}, ['Rollout', 'State', 'Target', 'Progress', 'Change', 'Reason', ''].map((h) => el('th', { scope: 'col', text: h })))),
     el('tbody', {}, rows))), msg];
 }
 
@@ -81,12 +92,12 @@ export async function rolloutsPage() {
 }
 
 // rolloutsCard shows, on a load balancer's page, the unended rollouts of
-// the pools it uses ('' when none).
+// its order and of the pools it uses ('' when none).
 export async function rolloutsCard(lb) {
   const used = new Set([...(lb.default_pools || []), lb.fallback_pool, ...Object.values(lb.region_pools || {}).flat(),
     ...Object.values(lb.country_pools || {}).flat()]);
   const { data } = await call('GET', '/rollouts?status=scheduled,running,paused&per_page=1000');
-  const list = data.filter((r) => used.has(r.pool));
+  const list = data.filter((r) => used.has(r.pool) || r.load_balancer === lb.id);
   if (!list.length) return '';
   const again = () => window.dispatchEvent(new HashChangeEvent('hashchange'));
   tick(again);

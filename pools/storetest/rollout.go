@@ -174,3 +174,62 @@ func isValidation(err error, path string) bool {
 	}
 	return false
 }
+
+// testRolloutOrder: a rollout of a load balancer's pool order reads the
+// order into FromDefaultPools, is alone on its load balancer (a pool's
+// rollout beside it is not), refuses an order naming a missing pool, and
+// completion writes the new order into the load balancer.
+func testRolloutOrder(t *testing.T, s pools.Store) {
+	c := ctx(t)
+	f := newFixture(t, s)
+	us := mustCreate(t, s, Pool("us", f.monitor.ID))
+	lb := *f.lb
+	lb.DefaultPools = []string{f.pool.ID, us.ID}
+	if _, err := s.Replace(c, &lb, 0); err != nil {
+		t.Fatal(err)
+	}
+	order := func(list ...string) *pools.Rollout {
+		return &pools.Rollout{LoadBalancer: f.lb.ID, DefaultPools: list, Steps: []float64{50, 100}, StepInterval: "1s", Reason: "us first"}
+	}
+	if _, err := startRollout(t, s, order(f.pool.ID, us.ID)); !isValidation(err, "default_pools") {
+		t.Fatalf("the order the load balancer has: %v", err)
+	}
+	var ve *pools.ValidationError
+	if _, err := startRollout(t, s, order(us.ID, "nope")); !errors.As(err, &ve) {
+		t.Fatalf("an order naming a missing pool: %v", err)
+	}
+	got, err := startRollout(t, s, order(us.ID, f.pool.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != pools.RolloutRunning || len(got.FromDefaultPools) != 2 || got.FromDefaultPools[0] != f.pool.ID || got.Pool != "" {
+		t.Fatalf("stored %+v", got)
+	}
+	var se *pools.StateError
+	if _, err := startRollout(t, s, order(us.ID)); !errors.As(err, &se) {
+		t.Fatalf("a second rollout on the load balancer: %v, want a StateError", err)
+	}
+	if _, err := startRollout(t, s, rollout(f.pool.ID, map[string]float64{"a": 0.9, "b": 0.1}, nil, "1h")); err != nil {
+		t.Fatalf("a pool's rollout beside the order's: %v", err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); got.Step(time.Now()) < len(got.Steps); {
+		if time.Now().After(deadline) {
+			t.Fatal("the rollout's steps did not pass by the clock")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	done, err := s.ChangeRollout(pools.WithCaller(c, pools.Caller{Actor: pools.ActorClock}), got.ID, got.Revision, pools.RolloutComplete, "")
+	if err != nil || done.State != pools.RolloutCompleted {
+		t.Fatalf("complete: %+v, %v", done, err)
+	}
+	o, err := s.Get(c, pools.KindLoadBalancer, f.lb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := o.(*pools.LoadBalancer).DefaultPools; len(d) != 2 || d[0] != us.ID || d[1] != f.pool.ID {
+		t.Fatalf("completion left the order at %v", d)
+	}
+	if _, err := startRollout(t, s, order(f.pool.ID, us.ID)); err != nil {
+		t.Fatalf("a new order rollout after one completed: %v", err)
+	}
+}

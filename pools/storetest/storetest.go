@@ -47,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"ShiftPrune", testShiftPrune},
 		{"Rollouts", testRollouts},
 		{"RolloutCompletion", testRolloutCompletion},
+		{"RolloutOrder", testRolloutOrder},
 		{"SafetyRules", testSafetyRules},
 		{"AnswerCounts", testAnswerCounts},
 		{"QuerySamples", testQuerySamples},

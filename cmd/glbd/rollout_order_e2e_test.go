@@ -1,0 +1,119 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// orderWorld configures g with pools pa (origin a) and pb (origin b),
+// each checked by a monitor of one check a second whose first failure
+// counts, and load balancer www answering the first serving pool of
+// [pa, pb].
+func orderWorld(t *testing.T, g *glbd, a, b *originServer) {
+	t.Helper()
+	zone := zoneFor(t, g)
+	mon := g.must("POST", "/api/v1/monitors", map[string]any{
+		"type": "http", "path": "/health", "port": a.port(), "expected_codes": "200",
+		"interval": 1, "timeout": 1, "retries": 0, "consecutive_down": 1, "consecutive_up": 1,
+	})["id"].(string)
+	for id, o := range map[string]*originServer{"pa": a, "pb": b} {
+		g.must("POST", "/api/v1/pools", map[string]any{"id": id, "name": id, "monitor": mon,
+			"origins": []map[string]any{{"name": id[1:], "address": o.ip(), "weight": 1}}})
+	}
+	g.must("POST", "/api/v1/load_balancers", map[string]any{"id": "www", "zone": zone, "name": "www.glb.example.com",
+		"default_pools": []string{"pa", "pb"}, "fallback_pool": "pa", "answers": 1})
+}
+
+// startOrder starts a rollout of www's order to list on g in four steps
+// of interval.
+func startOrder(t *testing.T, g *glbd, interval string, list ...string) pools.Rollout {
+	t.Helper()
+	var out struct{ Result pools.Rollout }
+	if code := g.call("POST", "/api/v1/rollouts", map[string]any{"load_balancer": "www", "default_pools": list,
+		"steps": []int{10, 25, 50, 100}, "step_interval": interval, "reason": "move www to " + list[0]}, &out); code != 201 {
+		t.Fatalf("start order rollout: %d", code)
+	}
+	return out.Result
+}
+
+// TestRolloutOrderSharesFollowStepsAndRollBack is the acceptance of a
+// staged pool order change on two nodes sharing PostgreSQL: from [pa, pb]
+// to [pb, pa], the share of 2,000 answers from pb follows each of four
+// steps on both nodes (± 3 points) and completion writes the new order;
+// then a rollout back to [pa, pb] whose new first pool's origin stops
+// during step two rolls back within one check interval plus a second,
+// with audit entries for each step and the roll back.
+func TestRolloutOrderSharesFollowStepsAndRollBack(t *testing.T) {
+	t.Parallel()
+	origins := startOrigins(t, "127.0.7.7", "127.0.7.8")
+	a, b := startTwoNodes(t)
+	orderWorld(t, a, origins[0], origins[1])
+	ipA, ipB := origins[0].ip(), origins[1].ip()
+	eventually(t, 10*time.Second, "both nodes answer pa", func() (bool, string) { return bothAt(a, b, ipB, 0) })
+
+	const interval = 6 * time.Second
+	r := startOrder(t, a, "6s", "pb", "pa")
+	if len(r.FromDefaultPools) != 2 || r.FromDefaultPools[0] != "pa" {
+		t.Fatalf("started: from_default_pools %v", r.FromDefaultPools)
+	}
+	for k, want := range []float64{10, 25, 50, 100} {
+		end := inStep(t, r, k, 300*time.Millisecond, 2*time.Second)
+		sa, sb := shareOf(t, a, ipB), shareOf(t, b, ipB)
+		if time.Now().After(end) {
+			t.Fatalf("step %d: measuring outlasted the step", k+1)
+		}
+		t.Logf("step %d (%v %%): pb's share %.1f %% on node a, %.1f %% on node b (want %.0f ± 3)", k+1, r.Steps[k], sa, sb, want)
+		if !near(sa, want) || !near(sb, want) {
+			t.Fatalf("step %d: pb's share %.1f %% on node a, %.1f %% on node b, want %.0f ± 3", k+1, sa, sb, want)
+		}
+	}
+	eventually(t, interval+5*time.Second, "the rollout completes", func() (bool, string) {
+		got := rolloutOf(t, b, r.ID)
+		return got.State == pools.RolloutCompleted, got.State
+	})
+	if d := b.must("GET", "/api/v1/load_balancers/www", nil)["default_pools"].([]any); len(d) != 2 || d[0] != "pb" || d[1] != "pa" {
+		t.Fatalf("completion left www's order at %v", d)
+	}
+
+	// Back to [pa, pb]: pa's origin, which the new order moves traffic
+	// to, stops during step two.
+	r = startOrder(t, b, "6s", "pa", "pb")
+	inStep(t, r, 1, 500*time.Millisecond, 3*time.Second)
+	if s := shareOf(t, a, ipA); !near(s, 25) {
+		t.Fatalf("step 2: pa's share %.1f %%, want 25 ± 3", s)
+	}
+	stopped := time.Now()
+	origins[0].stop()
+	const bound = time.Second + time.Second // one check interval plus a second
+	eventually(t, 5*time.Second, "the rollout rolls back", func() (bool, string) {
+		got := rolloutOf(t, a, r.ID)
+		return got.State == pools.RolloutRolledBack, got.State
+	})
+	took := time.Since(stopped)
+	t.Logf("new first pool's origin stopped → rolled back in %v (bound %v)", took.Round(time.Millisecond), bound)
+	if took > bound {
+		t.Errorf("rolled back %v after pa's origin stopped, more than one check interval plus a second", took)
+	}
+	got := rolloutOf(t, b, r.ID)
+	if got.FailedStep == nil || *got.FailedStep != 1 || got.EndReason == "" {
+		t.Errorf("rolled back: failed_step %v, end_reason %q; want step 2 (index 1) and the guard's reason", got.FailedStep, got.EndReason)
+	}
+	origins[0].start()
+	eventually(t, 5*time.Second, "the order before the rollout answers on both nodes", func() (bool, string) { return bothAt(a, b, ipB, 100) })
+	var log struct{ Result []pools.AuditEntry }
+	a.call("GET", "/api/v1/audit?kind=rollouts&id="+r.ID, nil, &log)
+	var steps, rollbacks int
+	for _, e := range log.Result {
+		switch {
+		case e.Actor == pools.ActorClock && e.Action == pools.ActionUpdate:
+			steps++
+		case e.Actor == pools.ActorGuard:
+			rollbacks++
+		}
+	}
+	if steps != 2 || rollbacks != 1 {
+		t.Fatalf("audit of the rolled back rollout: %d step entries (want 2), %d roll backs (want 1): %+v", steps, rollbacks, log.Result)
+	}
+}
