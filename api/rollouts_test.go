@@ -164,4 +164,19 @@ func TestRolloutOrder(t *testing.T) {
 	}
 	e.do("POST", "/api/v1/rollouts", map[string]any{"load_balancer": f.lb, "default_pools": []string{us}, "reason": "again"}).
 		problem(t, http.StatusConflict)
+	// Writing what the rollout moves is a 409 naming it, PUT or PATCH;
+	// once aborted, the write goes through.
+	if p := e.do("PATCH", "/api/v1/load_balancers/"+f.lb, map[string]any{"ttl": 45}).problem(t, http.StatusConflict); !strings.Contains(p.Detail, "rollout "+got.Result.ID) ||
+		p.Type != "urn:glb:problem:state" {
+		t.Errorf("PATCH under a rollout: %+v", p)
+	}
+	var lb struct{ Result map[string]any }
+	e.do("GET", "/api/v1/load_balancers/"+f.lb, nil).json(t, &lb)
+	if p := e.do("PUT", "/api/v1/load_balancers/"+f.lb, lb.Result).problem(t, http.StatusConflict); !strings.Contains(p.Detail, "abort it") {
+		t.Errorf("PUT under a rollout: %+v", p)
+	}
+	e.do("POST", "/api/v1/rollouts/"+got.Result.ID+"/abort", nil)
+	if r := e.do("PATCH", "/api/v1/load_balancers/"+f.lb, map[string]any{"ttl": 45}); r.status != http.StatusOK {
+		t.Fatalf("PATCH after the abort: %d %s", r.status, r.body)
+	}
 }

@@ -535,6 +535,30 @@ func (r *Rollout) readOrder(tx Tx, guard func(Object) error, list func() ([]Roll
 	return nil
 }
 
+// RefuseMoving refuses a direct write of o (a PUT or PATCH) while a
+// rollout that has not ended moves it: the rollout read the values it
+// starts from when it began and would write its own at completion, so a
+// write between would be silently overridden or undone. The operator
+// aborts the rollout (or lets it end) and writes then; shifts, which do
+// not write the pool, stay the way to act at once.
+func RefuseMoving(o Object, list func() ([]Rollout, error)) error {
+	k, id := o.Kind(), o.ObjectMeta().ID
+	if k != KindPool && k != KindLoadBalancer {
+		return nil
+	}
+	stored, err := list()
+	if err != nil {
+		return err
+	}
+	for _, r := range stored {
+		if r.Moves(k, id) {
+			return &StateError{Message: fmt.Sprintf("%s %s is being changed by rollout %s (%s): abort it (POST /api/v1/rollouts/%s/abort) or let it end, then write",
+				k.Singular(), id, r.ID, r.State, r.ID)}
+		}
+	}
+	return nil
+}
+
 // ApplyOrder returns a copy of lb with the new default pool order.
 func (r *Rollout) ApplyOrder(lb *LoadBalancer) *LoadBalancer {
 	c := *lb

@@ -98,7 +98,8 @@ type Store interface {
 	// Create stores a new object; an empty ID gets NewID().
 	Create(ctx context.Context, o Object) (Object, error)
 	// Replace overwrites an existing object. ifRevision > 0 must equal the
-	// stored revision (else ErrStale).
+	// stored revision (else ErrStale). A pool or load balancer that a
+	// rollout moves is refused (*StateError) until the rollout ends.
 	Replace(ctx context.Context, o Object, ifRevision int64) (Object, error)
 	// Delete removes an object; *ConflictError when another refers to it.
 	Delete(ctx context.Context, k Kind, id string, ifRevision int64) error

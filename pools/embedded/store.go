@@ -225,6 +225,10 @@ func (s *Store) Create(ctx context.Context, o pools.Object) (pools.Object, error
 // Replace overwrites an object; see pools.ReplaceIn for the rules.
 func (s *Store) Replace(ctx context.Context, o pools.Object, ifRevision int64) (pools.Object, error) {
 	return s.writeObject(ctx, o.Kind(), func(t *pools.Recorder) (pools.Object, int64, error) {
+		list := func() ([]pools.Rollout, error) { return listAll[pools.Rollout](t.Tx.(txn).tx, pools.KindRollout) }
+		if err := pools.RefuseMoving(o, list); err != nil {
+			return nil, 0, err
+		}
 		return pools.ReplaceIn(t, o, ifRevision, s.now())
 	})
 }

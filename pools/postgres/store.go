@@ -202,6 +202,11 @@ func (s *Store) Create(ctx context.Context, o pools.Object) (pools.Object, error
 func (s *Store) Replace(ctx context.Context, o pools.Object, ifRevision int64) (pools.Object, error) {
 	var out pools.Object
 	err := s.audited(ctx, o.Kind(), func(t *pools.Recorder) (string, int64, error) {
+		tx := t.Tx.(*txn)
+		list := func() ([]pools.Rollout, error) { return readAll[pools.Rollout](tx.ctx, tx.tx, pools.KindRollout) }
+		if err := pools.RefuseMoving(o, list); err != nil {
+			return "", 0, err
+		}
 		var rev int64
 		var err error
 		out, rev, err = pools.ReplaceIn(t, o, ifRevision, s.now())

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -209,8 +210,25 @@ func testRolloutOrder(t *testing.T, s pools.Store) {
 	if _, err := startRollout(t, s, order(us.ID)); !errors.As(err, &se) {
 		t.Fatalf("a second rollout on the load balancer: %v, want a StateError", err)
 	}
-	if _, err := startRollout(t, s, rollout(f.pool.ID, map[string]float64{"a": 0.9, "b": 0.1}, nil, "1h")); err != nil {
+	pr, err := startRollout(t, s, rollout(f.pool.ID, map[string]float64{"a": 0.9, "b": 0.1}, nil, "1h"))
+	if err != nil {
 		t.Fatalf("a pool's rollout beside the order's: %v", err)
+	}
+	// A direct write of what a rollout moves is refused, naming it;
+	// another pool of the load balancer is not.
+	lb.TTL = 45
+	if _, err := s.Replace(c, &lb, 0); !errors.As(err, &se) || !strings.Contains(err.Error(), got.ID) {
+		t.Fatalf("writing the load balancer under an order rollout: %v, want a StateError naming %s", err, got.ID)
+	}
+	pool := *f.pool
+	pool.Description = "edited"
+	if _, err := s.Replace(c, &pool, 0); !errors.As(err, &se) || !strings.Contains(err.Error(), pr.ID) {
+		t.Fatalf("writing the pool under a weight rollout: %v, want a StateError naming %s", err, pr.ID)
+	}
+	other := *us
+	other.Description = "edited"
+	if _, err := s.Replace(c, &other, 0); err != nil {
+		t.Fatalf("writing a pool no rollout moves: %v", err)
 	}
 	for deadline := time.Now().Add(5 * time.Second); got.Step(time.Now()) < len(got.Steps); {
 		if time.Now().After(deadline) {
@@ -228,6 +246,11 @@ func testRolloutOrder(t *testing.T, s pools.Store) {
 	}
 	if d := o.(*pools.LoadBalancer).DefaultPools; len(d) != 2 || d[0] != us.ID || d[1] != f.pool.ID {
 		t.Fatalf("completion left the order at %v", d)
+	}
+	written := *o.(*pools.LoadBalancer)
+	written.TTL = 45
+	if _, err := s.Replace(c, &written, 0); err != nil {
+		t.Fatalf("writing the load balancer once its rollout ended: %v", err)
 	}
 	if _, err := startRollout(t, s, order(f.pool.ID, us.ID)); err != nil {
 		t.Fatalf("a new order rollout after one completed: %v", err)
