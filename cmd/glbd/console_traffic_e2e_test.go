@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/miekg/dns"
 
@@ -174,6 +176,19 @@ func TestConsoleTraffic(t *testing.T) {
 		chromedp.AttributeValue(`#t-map-legend li[data-key="us"]`, "data-colour", &usColour, nil),
 		chromedp.AttributeValue(`#t-map .region-dot[data-region="WEU"]`, "data-answers", &weuAnswers, nil))
 	shot(t, ctx, "traffic")
+
+	// At phone width the charts are drawn again at the width they are
+	// shown, not scaled down: every label stays readable and on screen;
+	// back at the desktop's width they are drawn again.
+	drive(t, ctx, "the traffic page at 390x844", chromedp.EmulateViewport(390, 844), waitFor(chartsFitted, 10*time.Second))
+	readableLabels(t, ctx, "the traffic page at 390x844")
+	noSideways(t, ctx, "the traffic page")
+	// The screen's worth from the first chart down.
+	drive(t, ctx, "scroll to the charts", chromedp.Evaluate(`document.getElementById('t-total').scrollIntoView({block: 'start'})`, nil))
+	shot(t, ctx, "phone-traffic")
+	drive(t, ctx, "the traffic page at 1280x800 again", emulation.ClearDeviceMetricsOverride(), waitFor(chartsFitted, 10*time.Second))
+	readableLabels(t, ctx, "the traffic page at 1280x800")
+
 	var summary, status string
 	drive(t, ctx, "real-traffic preview", chromedp.Navigate(g.api+"/ui/#preview"), chromedp.WaitVisible(`#p-real`),
 		chromedp.SetValue(`#p-lb`, "www"), chromedp.Click(`#p-real`), chromedp.Click(`#p-submit`),
@@ -196,5 +211,55 @@ func TestConsoleTraffic(t *testing.T) {
 	}
 	if want := strconv.Itoa(sent["eu/WEU"] + sent["us/WEU"]); weuAnswers != want {
 		t.Errorf("WEU's circle stands for %s answers, want %s", weuAnswers, want)
+	}
+}
+
+// chartsFitted holds when the traffic page's charts are drawn at the
+// width they are shown (one SVG unit is one CSS pixel).
+const chartsFitted = `(() => {
+	const cs = [...document.querySelectorAll('#t-pools, #t-origins')];
+	return cs.length === 2 && cs.every((s) => Math.abs(s.viewBox.baseVal.width - s.getBoundingClientRect().width) <= 1);
+})()`
+
+// readableLabels fails the test when a label of the traffic page's charts
+// or map is shown smaller than 11 CSS pixels (its font size times its
+// SVG's scale), less than 10 pixels high, beyond the screen's edges, or
+// over another label of its map; the regions with answers (WEU, ENAM)
+// must be labelled.
+func readableLabels(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	var bad []string
+	var n int
+	drive(t, ctx, what+": labels", chromedp.Evaluate(`(() => {
+		const de = document.documentElement, out = [];
+		let n = 0;
+		for (const s of document.querySelectorAll('#t-pools, #t-origins, #t-map')) {
+			const k = s.getScreenCTM().a, shown = [];
+			for (const e of s.querySelectorAll('text')) {
+				const r = e.getBoundingClientRect();
+				if (!r.width || getComputedStyle(e).visibility === 'hidden') continue;
+				n++;
+				for (const [t, o] of shown) {
+					if (r.left < o.right && o.left < r.right && r.top < o.bottom && o.top < r.bottom) out.push('#' + s.id + ' label "' + e.textContent + '" over "' + t + '"');
+				}
+				shown.push([e.textContent, r]);
+				const px = parseFloat(getComputedStyle(e).fontSize) * k;
+				if (px < 11 || r.height < 10) out.push('#' + s.id + ' label "' + e.textContent + '" shown at ' + px.toFixed(1) + ' px, ' + r.height.toFixed(1) + ' px high');
+				if (r.left < 0 || r.right > de.clientWidth + 0.5) out.push('#' + s.id + ' label "' + e.textContent + '" off screen at ' + Math.round(r.left) + '..' + Math.round(r.right));
+			}
+		}
+		for (const code of ['WEU', 'ENAM']) {
+			const e = document.querySelector('#t-map .region-dot[data-region="' + code + '"] text');
+			if (!e || getComputedStyle(e).visibility === 'hidden') out.push(code + ', a region with answers, has no label on the map');
+		}
+		return [String(n), ...out];
+	})()`, &bad))
+	fmt.Sscan(bad[0], &n)
+	// Three amounts and at least two times per chart, two regions.
+	if n < 2*5+2 {
+		t.Errorf("%s: %d labels shown, want at least %d", what, n, 2*5+2)
+	}
+	for _, b := range bad[1:] {
+		t.Errorf("%s: %s", what, b)
 	}
 }

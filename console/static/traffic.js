@@ -88,24 +88,93 @@ async function worldMap(regions, now, colour, answers) {
       svg('title', {}, `${s.name}${region ? ` (${region})` : ''}`)));
   }
   const most = Math.max(1, ...regions.map((r) => answers.get(r.code) || 0));
+  const labels = [];
   const dots = regions.map((r) => {
     const [x, y] = project(r.longitude, r.latitude);
     const n = answers.get(r.code) || 0;
     const radius = n ? 4 + 26 * Math.sqrt(n / most) : 0;
+    const label = svg('text', { x, 'text-anchor': 'middle', class: 'map-label' }, r.code);
+    labels.push({ label, top: y - radius, bottom: y + radius, n });
     return svg('g', { class: 'region-dot', 'data-region': r.code, 'data-answers': n, 'data-pool': now.get(r.code) || '' },
       svg('circle', { cx: x, cy: y, r: radius, fill: fill(r.code), stroke: '#1d232b', 'stroke-width': 1.5, 'fill-opacity': 0.85 }),
-      svg('text', { x, y: y - radius - 3, 'text-anchor': 'middle', class: 'map-label' }, r.code),
-      svg('title', {}, `${r.name}: ${n.toLocaleString('en')} answers`));
+      label, svg('title', {}, `${r.name}: ${n.toLocaleString('en')} answers`));
   });
-  return svg('svg', { id: 't-map', viewBox: `0 ${TOP} ${WIDTH} ${BOTTOM - TOP}`, role: 'img', 'aria-labelledby': 't-map-title' },
+  const map = svg('svg', { id: 't-map', viewBox: `0 ${TOP} ${WIDTH} ${BOTTOM - TOP}`, role: 'img', 'aria-labelledby': 't-map-title' },
     svg('title', { id: 't-map-title' }, 'World map: each country in the colour of the pool answering its region now; circles sized by the region\'s answers'),
     defs, svg('g', { stroke: '#fff', 'stroke-width': 0.4 }, paths), dots);
+  // The map scales with the page; its labels are sized in map units so
+  // that they stay LABEL_PX on screen, as large on a phone as elsewhere.
+  // On a narrow map labels that size would cover each other (WEU and
+  // EEU, WNAM and ENAM on a phone): the regions with the most answers
+  // are labelled first, above their circle, else below it; a label that
+  // fits neither is left out (the table below the map names every
+  // region, and the circle's title its answers).
+  labels.sort((a, b) => b.n - a.n);
+  return fitted(map, (w) => {
+    const k = WIDTH / w, placed = [];
+    for (const { label, top, bottom } of labels) {
+      label.style.fontSize = `${(LABEL_PX * k).toFixed(2)}px`;
+      label.style.strokeWidth = `${(3 * k).toFixed(2)}px`;
+      label.removeAttribute('visibility');
+      let fits = false;
+      for (const y of [top - 3 * k, bottom + (3 + LABEL_PX) * k]) {
+        label.setAttribute('y', y.toFixed(1));
+        // Empty while the map is not on the page yet: fitted draws it
+        // again once it is.
+        const b = label.getBBox();
+        if (!placed.some((p) => b.x < p.x + p.width && p.x < b.x + b.width && b.y < p.y + p.height && p.y < b.y + b.height)) {
+          placed.push(b);
+          fits = true;
+          break;
+        }
+      }
+      if (!fits) label.setAttribute('visibility', 'hidden');
+    }
+  });
 }
 
-// chart stacks each key's answers per bucket as areas over time, with a
-// dashed line at each mark (failovers, recoveries, shifts).
+// LABEL_PX is the size of the charts' and the map's labels on screen, in
+// CSS pixels, at any width.
+const LABEL_PX = 12;
+
+// shownWidth is the width the last chart was shown at: a chart built
+// before it is on the page starts there, so that the redraw every 10 s
+// does not flash a chart of the wrong size.
+let shownWidth = 960;
+
+// fitted calls draw(width) with the width box is shown at, again whenever
+// it changes (a phone turned, a window resized): what is drawn at the
+// width it is shown keeps its labels at LABEL_PX, where a picture scaled
+// down to a phone's width shrank them to 5 px.
+function fitted(box, draw) {
+  let drawn = 0;
+  const redraw = (w) => { drawn = w; shownWidth = w; draw(w); };
+  // Not yet "drawn": the first observation, once box is on the page,
+  // draws it again, measured.
+  draw(shownWidth);
+  const ro = new ResizeObserver(([e]) => {
+    if (!box.isConnected) { ro.disconnect(); return; }
+    const w = Math.round(e.contentRect.width);
+    // Drawn in the next frame, not in the callback: the new drawing's
+    // height would change the box while it is being observed.
+    if (w > 0 && w !== drawn) requestAnimationFrame(() => { if (box.isConnected) redraw(w); });
+  });
+  ro.observe(box);
+  return box;
+}
+
+// chart draws the answers of each key per bucket at the width its box is
+// shown: stacked areas over time, with a dashed line at each mark
+// (failovers, recoveries, shifts).
 function chart(id, title, buckets, keys, colour, label, ms, complete) {
-  const W = 960, H = 260, L = 56, R = 10, T = 10, B = 28;
+  const box = el('div', { class: 'chart' });
+  return fitted(box, (w) => box.replaceChildren(chartSVG(w, id, title, buckets, keys, colour, label, ms, complete)));
+}
+
+// chartSVG is one drawing of a chart, W CSS pixels wide; a narrow one is
+// lower and has fewer time labels, each at LABEL_PX.
+function chartSVG(W, id, title, buckets, keys, colour, label, ms, complete) {
+  const H = W < 600 ? 200 : 260, L = 56, R = 10, T = 10, B = 28;
   const t0 = buckets.length ? buckets[0].t : 0, t1 = buckets.length ? buckets[buckets.length - 1].t : 1;
   const x = (t) => L + (W - L - R) * (t1 > t0 ? (t - t0) / (t1 - t0) : 0);
   const top = Math.max(1, ...buckets.map((b) => keys.reduce((s, k) => s + (b.v.get(k) || 0), 0)));
@@ -124,8 +193,10 @@ function chart(id, title, buckets, keys, colour, label, ms, complete) {
   for (const f of [0, 0.5, 1]) {
     axis.push(svg('text', { x: L - 6, y: y(top * f) + 4, 'text-anchor': 'end', class: 'axis' }, Math.round(top * f).toLocaleString('en')));
   }
-  for (const f of [0, 0.25, 0.5, 0.75, 1]) {
-    const t = t0 + (t1 - t0) * f;
+  // A time label ("15:04") takes about 3 em: one every 90 px at most.
+  const n = Math.max(2, Math.min(5, Math.floor((W - L - R) / 90) + 1));
+  for (let i = 0; i < n; i++) {
+    const f = i / (n - 1), t = t0 + (t1 - t0) * f;
     axis.push(svg('text', { x: x(t), y: H - 8, 'text-anchor': f === 0 ? 'start' : f === 1 ? 'end' : 'middle', class: 'axis' }, when(t).slice(11, 16)));
   }
   const lines = ms.filter((m) => m.at >= t0 && m.at <= t1).map((m) => svg('g', { class: 'mark', 'data-kind': m.kind },
