@@ -343,8 +343,14 @@ func TestRunTwice(t *testing.T) {
 func TestCadenceFollowsAMonitorAddedWhileRunning(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
-	// Running with no monitor: the cadence is the 10-unit default.
-	c := start(t, Options{Node: "n1", Publisher: rec})
+	// Running with no monitor: the cadence is the 10-unit default. A unit
+	// of half a second, not testUnit: three publications at a 1-unit
+	// cadence take 2 units, a stale cadence at least 10, and with 100 ms
+	// units the 800 ms between them was less than a loaded machine
+	// delays three publications.
+	const unit = 500 * time.Millisecond
+	c := New(Options{Node: "n1", Publisher: rec, unit: unit})
+	runChecker(t, c)
 	s := newSite(t, "p", &sequence{codes: []int{200}}, 1)
 	added := time.Now()
 	c.Update(configOf(s))
@@ -360,7 +366,7 @@ func TestCadenceFollowsAMonitorAddedWhileRunning(t *testing.T) {
 	eventually(t, "three publications holding the new origin", func() bool { return withOrigin() >= 3 })
 	// At a 1-unit cadence three take about 3 units; at the stale 10-unit
 	// cadence the first alone would take 10.
-	if took := time.Since(added); took >= 10*testUnit {
+	if took := time.Since(added); took >= 10*unit {
 		t.Errorf("three publications took %v after the 1-unit monitor was added; the cadence stayed at 10 units", took)
 	}
 }
