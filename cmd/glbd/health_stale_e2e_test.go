@@ -1,6 +1,8 @@
 package main
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -25,7 +27,10 @@ func TestHealthVotesOfAStoppedNodeExpire(t *testing.T) {
 	n1.must("POST", "/api/v1/load_balancers", map[string]any{
 		"zone": zone, "name": "www.glb.example.com", "default_pools": []any{pool}, "fallback_pool": pool, "answers": 0,
 	})
-	eventually(t, 8*time.Second, "n1 sees both nodes' checks of a", func() (bool, string) {
+	// The deadlines below bound a loaded machine's delays (checks a
+	// second apart, publications, snapshots); what is asserted is the
+	// order of events and, at the end, the time against n2's heartbeat.
+	eventually(t, 20*time.Second, "n1 sees both nodes' checks of a", func() (bool, string) {
 		ph := poolHealth(t, n1, pool)
 		_, ok1 := checkBy(originOf(ph, "a"), "n1")
 		_, ok2 := checkBy(originOf(ph, "a"), "n2")
@@ -33,16 +38,32 @@ func TestHealthVotesOfAStoppedNodeExpire(t *testing.T) {
 	})
 
 	a.failFor("127.0.0.3")
-	answerWithin(t, n1, 6*time.Second, "a leaves n1's answer with ENAM down and WEU up (a tie)", b.ip())
+	answerWithin(t, n1, 15*time.Second, "a leaves n1's answer with ENAM down and WEU up (a tie)", b.ip())
 
+	stopping := time.Now()
 	n2.stop()
-	stopped := time.Now()
-	answerWithin(t, n1, 8*time.Second, "a back in n1's answer once n2's vote has expired", a.ip(), b.ip())
-	took := time.Since(stopped)
-	t.Logf("n2 stopped → its vote expired on n1 in %v", took.Round(time.Millisecond))
-	// The last heartbeat came at most a cadence (1 s) before the stop, and
-	// votes count for 3 s after it.
-	if took < 1500*time.Millisecond {
-		t.Errorf("n2's vote dropped %v after it stopped; it should count until 3 check periods after its last heartbeat", took)
+	// n2's last heartbeat, as n1 reads it from the store: n2 vouched for
+	// its check of a then, and the vote counts for 3 check periods after.
+	// Measured from the stop instead, the bound moved with the time a
+	// loaded machine takes to publish and to stop a node. An answer with
+	// a counts against n1 only if its dig ended before the bound: a dig
+	// started in time may reach n1 after it on a loaded machine. The
+	// bound is 2.5 s, not 3: n1 counts from the newest heartbeat written,
+	// and a heartbeat is stamped before its write.
+	c, ok := checkBy(originOf(poolHealth(t, n1, pool), "a"), "n2")
+	if !ok {
+		t.Fatal("n2's check of a left n1's view as soon as n2 stopped")
 	}
+	last := c.CheckedAt
+	fresh := last.Add(2500 * time.Millisecond)
+	for time.Now().Before(fresh) {
+		got, status := dig(t, n1.dns, "www.glb.example.com", "A")
+		if at := time.Now(); at.Before(fresh) && slices.Contains(got, a.ip()) {
+			t.Fatalf("a back in n1's answer %v after n2's last heartbeat (%s %s); n2's vote counts for 3 s", at.Sub(last), status, strings.Join(got, ","))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	answerWithin(t, n1, 15*time.Second, "a back in n1's answer once n2's vote has expired", a.ip(), b.ip())
+	t.Logf("n2 stopped → its vote expired on n1 in %v, %v after its last heartbeat",
+		time.Since(stopping).Round(time.Millisecond), time.Since(last).Round(time.Millisecond))
 }
