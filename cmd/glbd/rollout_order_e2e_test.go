@@ -1,6 +1,12 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -115,5 +121,63 @@ func TestRolloutOrderSharesFollowStepsAndRollBack(t *testing.T) {
 	}
 	if steps != 2 || rollbacks != 1 {
 		t.Fatalf("audit of the rolled back rollout: %d step entries (want 2), %d roll backs (want 1): %+v", steps, rollbacks, log.Result)
+	}
+}
+
+// TestRolloutWebhookGuard: a real HTTP receiver is POSTed the rollout at
+// each step and answers 500 at step two: the rollout rolls back by
+// itself, naming the webhook, and the receiver saw the rollout's body at
+// steps one and two.
+func TestRolloutWebhookGuard(t *testing.T) {
+	origins := startOrigins(t, "127.0.7.11", "127.0.7.12")
+	var mu sync.Mutex
+	var seen []map[string]any
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		err := json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		seen = append(seen, body)
+		mu.Unlock()
+		if err != nil || r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		if body["step"] == 1.0 {
+			http.Error(w, "error rate up", http.StatusInternalServerError)
+		}
+	}))
+	t.Cleanup(hook.Close)
+	g := startParallel(t)
+	orderWorld(t, g, origins[0], origins[1])
+	var out struct{ Result pools.Rollout }
+	if code := g.call("POST", "/api/v1/rollouts", map[string]any{"load_balancer": "www", "default_pools": []string{"pb", "pa"},
+		"steps": []int{10, 25, 50, 100}, "step_interval": "2s", "reason": "pb first, gated",
+		"guards": map[string]any{"webhook": hook.URL + "/gate"}}, &out); code != 201 {
+		t.Fatalf("start: %d", code)
+	}
+	r := out.Result
+	eventually(t, 10*time.Second, "the webhook's no rolls the rollout back", func() (bool, string) {
+		got := rolloutOf(t, g, r.ID)
+		return got.State == pools.RolloutRolledBack, got.State + " " + got.EndReason
+	})
+	got := rolloutOf(t, g, r.ID)
+	if got.FailedStep == nil || *got.FailedStep != 1 || !strings.Contains(got.EndReason, "webhook guard said no at step 2: 500") {
+		t.Errorf("rolled back: failed_step %v, end_reason %q", got.FailedStep, got.EndReason)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 2 {
+		t.Fatalf("the receiver got %d POSTs, want one at each of steps 1 and 2: %v", len(seen), seen)
+	}
+	for k, b := range seen {
+		if b["rollout"] != r.ID || b["step"] != float64(k) || b["percent"] != r.Steps[k] || b["load_balancer"] != "www" ||
+			fmt.Sprint(b["default_pools"]) != "[pb pa]" || fmt.Sprint(b["from_default_pools"]) != "[pa pb]" || b["reason"] != "pb first, gated" {
+			t.Errorf("POST %d: %v", k+1, b)
+		}
+	}
+	var log struct{ Result []pools.AuditEntry }
+	g.call("GET", "/api/v1/audit?kind=rollouts&id="+r.ID+"&actor=guard", nil, &log)
+	if len(log.Result) != 1 {
+		t.Errorf("%d guard entries in the audit log, want the roll back: %+v", len(log.Result), log.Result)
 	}
 }
