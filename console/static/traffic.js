@@ -119,8 +119,9 @@ async function worldMap(regions, now, colour, answers) {
       let fits = false;
       for (const y of [top - 3 * k, bottom + (3 + LABEL_PX) * k]) {
         label.setAttribute('y', y.toFixed(1));
-        // Empty while the map is not on the page yet: fitted draws it
-        // again once it is.
+        // Off the page nothing has a size (some browsers throw): fitted
+        // draws the map again once it is on the page.
+        if (!map.isConnected) { fits = true; break; }
         const b = label.getBBox();
         if (!placed.some((p) => b.x < p.x + p.width && p.x < b.x + b.width && b.y < p.y + p.height && p.y < b.y + b.height)) {
           placed.push(b);
