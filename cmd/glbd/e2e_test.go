@@ -201,7 +201,9 @@ func TestExplainThroughGlbd(t *testing.T) {
 			} `json:"decision"`
 		} `json:"result"`
 	}
-	eventually(t, 2*time.Second, "explain sees the network", func() (bool, string) {
+	// Explain reads the snapshot, which follows the write; the deadlines
+	// are a loaded machine's.
+	eventually(t, 10*time.Second, "explain sees the network", func() (bool, string) {
 		status := g.call("GET", "/api/v1/load_balancers/"+lb["id"].(string)+"/explain?client=198.51.100.7", nil, &out)
 		d := out.Result.Decision
 		return status == 200 && d.Client.Zone == "zone-1", fmt.Sprintf("%d %+v", status, d.Client)
@@ -217,7 +219,7 @@ func TestExplainThroughGlbd(t *testing.T) {
 	// the DNS path: the resolver's address locates it still, even where
 	// the load balancer trusts ECS.
 	g.must("PATCH", "/api/v1/load_balancers/"+lb["id"].(string), map[string]any{"location_strategy": map[string]any{"prefer_ecs": "always"}})
-	eventually(t, 2*time.Second, "explain trusts ECS", func() (bool, string) {
+	eventually(t, 10*time.Second, "explain trusts ECS", func() (bool, string) {
 		status := g.call("GET", "/api/v1/load_balancers/"+lb["id"].(string)+"/explain?client=198.51.100.7&ecs=203.0.113.0/24", nil, &out)
 		return status == 200 && out.Result.LocatedBy == "203.0.113.0/24", fmt.Sprintf("%d located by %s", status, out.Result.LocatedBy)
 	})
