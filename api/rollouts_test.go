@@ -81,9 +81,9 @@ func TestRolloutValidation(t *testing.T) {
 	e := previewEnv(t, nil)
 	f := e.fixture()
 	p := e.do("POST", "/api/v1/rollouts", map[string]any{"weights": map[string]any{"a": 1.5}, "steps": []float64{50, 20},
-		"step_interval": "1ms", "state": "completed", "guards": map[string]any{"webhook": "ftp://x"}}).problem(t, http.StatusBadRequest)
+		"step_interval": "1ms", "state": "completed", "guards": map[string]any{"webhook": "ftp://x", "query": "up"}}).problem(t, http.StatusBadRequest)
 	paths := fieldPaths(p)
-	for _, want := range []string{"pool", "weights.a", "steps[1]", "step_interval", "reason", "state", "guards.webhook"} {
+	for _, want := range []string{"pool", "weights.a", "steps[1]", "step_interval", "reason", "state", "guards.webhook", "guards.prometheus"} {
 		if !paths[want] {
 			t.Errorf("no error at %s: %+v", want, p.Errors)
 		}

@@ -78,6 +78,12 @@ type RolloutGuards struct {
 	// Webhook, when set, is POSTed the rollout at every step; an answer
 	// other than 2xx (or none within 5 s) rolls the rollout back.
 	Webhook string `json:"webhook,omitempty"`
+	// Query, when set, is a Prometheus instant query asked of Prometheus
+	// (a base URL: its /api/v1/query) at every step: the rollout goes on
+	// while the result is not empty and every value is above 0; anything
+	// else (no answer within 5 s included) rolls it back.
+	Query      string `json:"query,omitempty"`
+	Prometheus string `json:"prometheus,omitempty"`
 }
 
 // Rollout states. Stored: running, paused, and the three ends; derived
@@ -399,10 +405,21 @@ func (r *Rollout) Validate(refs References) error {
 	} else if len(r.Reason) > 1000 {
 		e.add("reason", "longer than 1000 characters")
 	}
-	if w := r.Guards.Webhook; w != "" {
-		if u, err := url.Parse(w); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			e.add("guards.webhook", "%q: want an http:// or https:// URL", w)
+	for _, g := range []struct{ field, url string }{{"guards.webhook", r.Guards.Webhook}, {"guards.prometheus", r.Guards.Prometheus}} {
+		if g.url == "" {
+			continue
 		}
+		if u, err := url.Parse(g.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			e.add(g.field, "%q: want an http:// or https:// URL", g.url)
+		}
+	}
+	switch q := r.Guards; {
+	case q.Query != "" && q.Prometheus == "":
+		e.add("guards.prometheus", "the Prometheus server the query is asked of is required with guards.query (a base URL: http://prometheus:9090)")
+	case q.Query == "" && q.Prometheus != "":
+		e.add("guards.query", "the instant query is required with guards.prometheus")
+	case len(q.Query) > 4000:
+		e.add("guards.query", "longer than 4000 characters")
 	}
 	return e.err()
 }

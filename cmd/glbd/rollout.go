@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/glb-dns/glb/pools"
@@ -90,12 +94,101 @@ func (w *rolloutWatch) step(ctx context.Context, r pools.Rollout, k int) {
 	if err != nil {
 		w.log.Warn("auditing a rollout step", "rollout", r.ID, "step", k, "err", err)
 	}
-	if r.Guards.Webhook == "" {
-		return
+	why := ""
+	if r.Guards.Webhook != "" {
+		why = w.askWebhook(ctx, &r, k)
 	}
-	if why := w.askWebhook(ctx, &r, k); why != "" {
+	if why == "" && r.Guards.Query != "" {
+		why = w.askQuery(ctx, &r, k)
+	}
+	if why != "" {
 		w.write(ctx, r, pools.RolloutRollBack, pools.ActorGuard, why)
 	}
+}
+
+// askQuery asks the query guard's Prometheus the instant query at step
+// k; "" is a yes: a non-empty result whose every value is above 0.
+func (w *rolloutWatch) askQuery(ctx context.Context, r *pools.Rollout, k int) string {
+	u, err := url.Parse(strings.TrimSuffix(r.Guards.Prometheus, "/") + "/api/v1/query")
+	if err != nil {
+		return "query guard: " + err.Error()
+	}
+	u.RawQuery = url.Values{"query": {r.Guards.Query}}.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return "query guard: " + err.Error()
+	}
+	resp, err := w.http.Do(req)
+	if err != nil {
+		return "query guard did not answer: " + err.Error()
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			ResultType string          `json:"resultType"`
+			Result     json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil {
+		return fmt.Sprintf("query guard at step %d: %s, and no Prometheus answer: %v", k+1, resp.Status, err)
+	}
+	if resp.StatusCode != http.StatusOK || body.Status != "success" {
+		return fmt.Sprintf("query guard at step %d: %s: %s", k+1, resp.Status, body.Error)
+	}
+	values, err := queryValues(body.Data.ResultType, body.Data.Result)
+	if err != nil {
+		return fmt.Sprintf("query guard at step %d: %v", k+1, err)
+	}
+	if len(values) == 0 {
+		return fmt.Sprintf("query guard said no at step %d: %s returned nothing", k+1, r.Guards.Query)
+	}
+	for _, v := range values {
+		if !(v > 0) {
+			return fmt.Sprintf("query guard said no at step %d: %s returned %v", k+1, r.Guards.Query, v)
+		}
+	}
+	return ""
+}
+
+// queryValues reads the sample values of an instant query's result: a
+// vector's (one per series) or a scalar's. A matrix or string is not an
+// instant query's answer a guard can judge.
+func queryValues(kind string, raw json.RawMessage) ([]float64, error) {
+	parse := func(pair [2]any) (float64, error) {
+		s, ok := pair[1].(string)
+		if !ok {
+			return 0, fmt.Errorf("a sample value %v is not a string", pair[1])
+		}
+		return strconv.ParseFloat(s, 64)
+	}
+	switch kind {
+	case "vector":
+		var series []struct {
+			Value [2]any `json:"value"`
+		}
+		if err := json.Unmarshal(raw, &series); err != nil {
+			return nil, err
+		}
+		out := make([]float64, 0, len(series))
+		for _, s := range series {
+			v, err := parse(s.Value)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	case "scalar":
+		var pair [2]any
+		if err := json.Unmarshal(raw, &pair); err != nil {
+			return nil, err
+		}
+		v, err := parse(pair)
+		return []float64{v}, err
+	}
+	return nil, fmt.Errorf("the result is a %q, want a vector or a scalar", kind)
 }
 
 // askWebhook POSTs the rollout at step k to its webhook; "" is a yes.

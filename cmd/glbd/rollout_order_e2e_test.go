@@ -181,3 +181,77 @@ func TestRolloutWebhookGuard(t *testing.T) {
 		t.Errorf("%d guard entries in the audit log, want the roll back: %+v", len(log.Result), log.Result)
 	}
 }
+
+// TestRolloutQueryGuard: a tiny server speaking Prometheus's
+// /api/v1/query is asked the instant query at each step; a vector above 0
+// lets step one go on, an empty result at step two rolls the rollout back.
+func TestRolloutQueryGuard(t *testing.T) {
+	origins := startOrigins(t, "127.0.7.13", "127.0.7.14")
+	const query = `sum(rate(http_requests_total{code="200"}[1m])) > 0`
+	var mu sync.Mutex
+	var asked []string
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.URL.Path+"?"+r.URL.Query().Get("query"))
+		n := len(asked)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		result := `[{"metric":{},"value":[1764650000.123,"12.5"]}]`
+		if n > 1 {
+			result = `[]`
+		}
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":%s}}`, result)
+	}))
+	t.Cleanup(prom.Close)
+	g := startParallel(t)
+	orderWorld(t, g, origins[0], origins[1])
+	var out struct{ Result pools.Rollout }
+	if code := g.call("POST", "/api/v1/rollouts", map[string]any{"load_balancer": "www", "default_pools": []string{"pb", "pa"},
+		"steps": []int{10, 25, 50, 100}, "step_interval": "2s", "reason": "pb first, watched",
+		"guards": map[string]any{"query": query, "prometheus": prom.URL}}, &out); code != 201 {
+		t.Fatalf("start: %d", code)
+	}
+	r := out.Result
+	eventually(t, 10*time.Second, "the empty result rolls the rollout back", func() (bool, string) {
+		got := rolloutOf(t, g, r.ID)
+		return got.State == pools.RolloutRolledBack, got.State + " " + got.EndReason
+	})
+	got := rolloutOf(t, g, r.ID)
+	if got.FailedStep == nil || *got.FailedStep != 1 || !strings.Contains(got.EndReason, "query guard said no at step 2") {
+		t.Errorf("rolled back: failed_step %v, end_reason %q", got.FailedStep, got.EndReason)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 2 || asked[0] != "/api/v1/query?"+query || asked[1] != asked[0] {
+		t.Errorf("Prometheus was asked %q, want the query once at each of steps 1 and 2", asked)
+	}
+}
+
+// TestQueryValues: the values an instant query's answer holds, by its
+// result type; what a guard cannot judge is an error.
+func TestQueryValues(t *testing.T) {
+	for _, c := range []struct {
+		kind, raw string
+		want      []float64
+		err       bool
+	}{
+		{"vector", `[{"metric":{"a":"b"},"value":[1,"2"]},{"metric":{},"value":[1,"0"]}]`, []float64{2, 0}, false},
+		{"vector", `[]`, []float64{}, false},
+		{"scalar", `[1,"0.5"]`, []float64{0.5}, false},
+		{"vector", `[{"value":[1,"NaN"]}]`, nil, false},
+		{"matrix", `[]`, nil, true},
+		{"vector", `[{"value":[1,2]}]`, nil, true},
+	} {
+		got, err := queryValues(c.kind, json.RawMessage(c.raw))
+		if (err != nil) != c.err {
+			t.Errorf("%s %s: error %v", c.kind, c.raw, err)
+			continue
+		}
+		if c.want != nil && fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s %s: %v, want %v", c.kind, c.raw, got, c.want)
+		}
+		if strings.Contains(c.raw, "NaN") && (len(got) != 1 || got[0] > 0 || got[0] <= 0) {
+			t.Errorf("NaN read as %v; the guard must see it neither above nor at 0", got)
+		}
+	}
+}
