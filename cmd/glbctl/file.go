@@ -117,15 +117,9 @@ func parseConfigFile(name string, data []byte) (*configFile, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("%s is empty; an empty configuration is written {} (and with --prune deletes everything)", name)
 	}
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
 	var top any
-	if err := dec.Decode(&top); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	if err := decodeYAML(name, data, &top, (*json.Decoder).UseNumber); err != nil {
+		return nil, err
 	}
 	root, ok := top.(map[string]any)
 	if !ok {
@@ -163,6 +157,22 @@ func parseConfigFile(name string, data []byte) (*configFile, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// decodeYAML decodes YAML (JSON is YAML too) into v by way of its JSON
+// form, so that a file is read with the json tags and decoder rules of an
+// API body; set chooses those rules (UseNumber, DisallowUnknownFields).
+func decodeYAML(name string, data []byte, v any, set func(*json.Decoder)) error {
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	set(dec)
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
 }
 
 // decodeEntry decodes the i-th object of kind k, adding its problems to errs.

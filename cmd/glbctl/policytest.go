@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,8 +11,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-
-	"github.com/goccy/go-yaml"
 
 	"github.com/glb-dns/glb/api"
 	"github.com/glb-dns/glb/geodata"
@@ -143,15 +140,9 @@ func readPolicyFile(name string) (*policyFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.DisallowUnknownFields()
 	var pf policyFile
-	if err := dec.Decode(&pf); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	if err := decodeYAML(name, data, &pf, (*json.Decoder).DisallowUnknownFields); err != nil {
+		return nil, err
 	}
 	if len(pf.Tests)+len(pf.Rules) == 0 {
 		return nil, fmt.Errorf("%s: no tests and no rules", name)
