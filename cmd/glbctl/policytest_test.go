@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -16,6 +15,25 @@ func offline(args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
 	code = run(context.Background(), args, func(k string) string { return env[k] }, &out, &errOut)
 	return code, out.String(), errOut.String()
+}
+
+// brokenPolicyFile writes testdata/policy-glb.yaml with each pair of
+// edits (old, new) made once; an old text the file no longer holds fails
+// the test, which would otherwise check an unbroken file.
+func brokenPolicyFile(t *testing.T, edits ...string) string {
+	t.Helper()
+	good, err := os.ReadFile("testdata/policy-glb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := string(good)
+	for i := 0; i+1 < len(edits); i += 2 {
+		if !strings.Contains(broken, edits[i]) {
+			t.Fatalf("testdata/policy-glb.yaml no longer holds %q", edits[i])
+		}
+		broken = strings.Replace(broken, edits[i], edits[i+1], 1)
+	}
+	return writeFile(t, "glb.yaml", broken)
 }
 
 // TestPolicyTestsOffline: the twenty-one expectations of the test file
@@ -34,18 +52,7 @@ func TestPolicyTestsOffline(t *testing.T) {
 // trace of what happened, and only that test.
 func TestPolicyTestNamesTheBrokenExpectation(t *testing.T) {
 	t.Parallel()
-	good, err := os.ReadFile("testdata/policy-glb.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	broken := strings.Replace(string(good), "DE: [eu]", "DE: [us]", 1)
-	if broken == string(good) {
-		t.Fatal("the test file no longer maps DE to eu")
-	}
-	file := filepath.Join(t.TempDir(), "glb.yaml")
-	if err := os.WriteFile(file, []byte(broken), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := brokenPolicyFile(t, "DE: [eu]", "DE: [us]")
 	code, out, _ := offline("test", "-f", file, "-t", "testdata/policy-tests.yaml")
 	if code != exitFailed {
 		t.Fatalf("exit %d, want 1\n%s", code, out)
@@ -69,18 +76,11 @@ func TestPolicyTestNamesTheBrokenExpectation(t *testing.T) {
 // balancer.
 func TestPolicyRulesBreak(t *testing.T) {
 	t.Parallel()
-	good, err := os.ReadFile("testdata/policy-glb.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// ap disabled: JP maps to a disabled pool; api left with one pool.
-	broken := strings.Replace(string(good), "  - id: ap\n    name: ap\n", "  - id: ap\n    name: ap\n    enabled: false\n", 1)
-	broken = strings.Replace(broken, "    default_pools: [eu, us]\n    fallback_pool: us\n", "    default_pools: [eu]\n    fallback_pool: eu\n", 1)
-	dir := t.TempDir()
-	file := filepath.Join(dir, "glb.yaml")
-	tests := filepath.Join(dir, "tests.yaml")
-	os.WriteFile(file, []byte(broken), 0o600)
-	os.WriteFile(tests, []byte("rules:\n  - {name: two-pools, min_pools: 2}\n  - {name: geo-pools-enabled, geo_pools_enabled: true}\n"), 0o600)
+	file := brokenPolicyFile(t,
+		"  - id: ap\n    name: ap\n", "  - id: ap\n    name: ap\n    enabled: false\n",
+		"    default_pools: [eu, us]\n    fallback_pool: us\n", "    default_pools: [eu]\n    fallback_pool: eu\n")
+	tests := writeFile(t, "tests.yaml", "rules:\n  - {name: two-pools, min_pools: 2}\n  - {name: geo-pools-enabled, geo_pools_enabled: true}\n")
 	code, out, errOut := offline("test", "-f", file, "-t", tests)
 	if code != exitFailed {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
@@ -99,7 +99,6 @@ func TestPolicyRulesBreak(t *testing.T) {
 // refused before anything runs (exit 2), every problem at once.
 func TestPolicyTestFileIsChecked(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
 	for name, c := range map[string]struct{ tests, want string }{
 		"unknown field": {"tests:\n  - {name: x, load_balancer: www, client: {country: DE}, expect: {pol: eu}}\n", `unknown field "pol"`},
 		"problems": {`tests:
@@ -118,8 +117,7 @@ func TestPolicyTestFileIsChecked(t *testing.T) {
 		}, "\n")},
 		"empty": {"{}\n", "no tests and no rules"},
 	} {
-		file := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".yaml")
-		os.WriteFile(file, []byte(c.tests), 0o600)
+		file := writeFile(t, strings.ReplaceAll(name, " ", "-")+".yaml", c.tests)
 		code, out, errOut := offline("test", "-f", "testdata/policy-glb.yaml", "-t", file)
 		if code != exitTrouble {
 			t.Errorf("%s: exit %d, want 2\n%s%s", name, code, out, errOut)
