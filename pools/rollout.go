@@ -21,8 +21,9 @@ const KindRollout Kind = "rollouts"
 // (From) to new ones (Weights) in steps: step k is in force for one
 // StepInterval and sets each weight Steps[k] percent of the way. Or it
 // moves a load balancer's default pool order (FromDefaultPools to
-// DefaultPools): at step k, Steps[k] percent of the queries, drawn per
-// query, are answered with the new order and the rest with the old. Every
+// DefaultPools): at step k, Steps[k] percent of the clients, chosen by a
+// hash of their subnet, are answered with the new order and the rest with
+// the old. Every
 // node works out the step from its own clock and the stored fields, so
 // the nodes step at the same moment with no write; only events are
 // writes (pause, resume, abort, a guard's roll back, completion), each

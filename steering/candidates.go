@@ -16,7 +16,7 @@ func (s *Snapshot) candidates(lb *LB, req *Request, rnd Rand, w *scratch, tr *Tr
 	n, geoLen, geoSrc := 0, 0, ""
 	defaults, weights := lb.defaults, lb.randomWeights
 	if o := lb.order; o != nil {
-		staged := o.draw(rnd)
+		staged := o.draw(req, rnd)
 		if staged {
 			defaults, weights = o.defaults, o.randomWeights
 		}

@@ -152,10 +152,12 @@ func (s *Snapshot) Decide(lb *LB, req *Request, rnd Rand, ans *Answer, tr *Trace
 	s.pick(lb, p, req, m&fam, rnd, ans)
 
 	// Step 8: the ECS scope.
-	ans.LocationDependent = lb.locationDependent || p.hashPolicy || hashShed
+	// A staged pool order is drawn by the client's subnet.
+	hashed := p.hashPolicy || hashShed || lb.order != nil
+	ans.LocationDependent = lb.locationDependent || hashed
 	ans.Scope = 0
 	if ans.LocationDependent && ans.N > 0 {
-		ans.Scope = ecsScope(req, p.hashPolicy || hashShed)
+		ans.Scope = ecsScope(req, hashed)
 	}
 	if tr != nil {
 		tr.finish(s, lb, p, m&fam, ans)

@@ -2,6 +2,7 @@ package steering
 
 import (
 	"fmt"
+	"hash/fnv"
 	"time"
 
 	"github.com/glb-dns/glb/pools"
@@ -37,18 +38,26 @@ func rolloutsInForce(cfg *pools.Config, now time.Time) (weights, orders map[stri
 }
 
 // stagedOrder is a load balancer's pool order under a rollout: share of
-// the queries, drawn per query, take defaults (the new order) instead of
-// the load balancer's own. Compiled like the own order, so that the draw
-// is all a query pays.
+// the clients take defaults (the new order) instead of the load
+// balancer's own. Compiled like the own order, so that the draw is all a
+// query pays.
 type stagedOrder struct {
 	share         float64
 	defaults      []int32
 	randomWeights []float64
+	salt          uint64 // the load balancer's id hashed, as a pool's is for shedding
 }
 
-// draw says whether this query takes the new order. The preview follows
-// both ways with their odds instead.
-func (o *stagedOrder) draw(rnd Rand) bool {
+// draw says whether this query takes the new order. The client's subnet
+// decides, as in hash shedding: a client keeps its order for a whole step
+// (a resolver's cache agrees with the next answer), and as the share grows
+// the clients already moved stay moved, so a step only adds clients to
+// the new order. Without a subnet it is drawn; the preview follows both
+// ways with their odds.
+func (o *stagedOrder) draw(req *Request, rnd Rand) bool {
+	if req.Subnet.IsValid() {
+		return float64(mix64(subnetHash(req.Subnet)^o.salt)>>11)/(1<<53) < o.share
+	}
 	if b, ok := rnd.(brancher); ok {
 		return b.branch(o.share)
 	}
@@ -86,7 +95,9 @@ func (s *Snapshot) stageOrder(lb *LB, l *pools.LoadBalancer) {
 		lb.defaults, lb.randomWeights = list, weights
 		return
 	}
-	lb.order = &stagedOrder{share: pct / 100, defaults: list, randomWeights: weights}
+	salt := fnv.New64a()
+	salt.Write([]byte(l.ID))
+	lb.order = &stagedOrder{share: pct / 100, defaults: list, randomWeights: weights, salt: salt.Sum64()}
 }
 
 // stage returns p with the weights of the rollout in force on it at now,

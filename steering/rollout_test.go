@@ -3,6 +3,7 @@ package steering
 import (
 	"math"
 	"math/rand/v2"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -174,21 +175,43 @@ func orderWorld(start time.Time) *world {
 	return w
 }
 
-// newOrderShare is the share of n decisions on www answered by pool pb
-// (first in the new order), drawn by a seeded source.
+// newOrderShare is the share of n clients, each its own /24, answered
+// on www by pool pb (first in the new order).
 func newOrderShare(t *testing.T, s *Snapshot, n int) float64 {
 	t.Helper()
-	lb, req := s.LoadBalancer("www.glb.example.com"), benchRequest()
-	rnd := rand.New(rand.NewPCG(7, 8))
-	var ans Answer
 	hits := 0
-	for range n {
-		s.Decide(lb, req, rnd, &ans, nil)
-		if s.PoolID(ans.Pool) == "pb" {
+	for _, moved := range newOrderClients(t, s, n) {
+		if moved {
 			hits++
 		}
 	}
 	return float64(hits) * 100 / float64(n)
+}
+
+// newOrderClients says for each of n clients, each its own /24, whether
+// www answered it by pool pb, asked twice: a client must get the same
+// order both times.
+func newOrderClients(t *testing.T, s *Snapshot, n int) []bool {
+	t.Helper()
+	lb, req := s.LoadBalancer("www.glb.example.com"), benchRequest()
+	rnd := rand.New(rand.NewPCG(7, 8))
+	var ans Answer
+	out := make([]bool, n)
+	for i := range n {
+		req.Subnet = netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(i >> 16), byte(i >> 8), byte(i), 0}), 24)
+		s.Decide(lb, req, rnd, &ans, nil)
+		out[i] = s.PoolID(ans.Pool) == "pb"
+		// The answer holds for the subnet that drew it, and a resolver
+		// must be told so.
+		if lb.order != nil && (!ans.LocationDependent || ans.Scope != 24) {
+			t.Fatalf("client %v: location dependent %v, ECS scope %d, want the /24", req.Subnet, ans.LocationDependent, ans.Scope)
+		}
+		s.Decide(lb, req, rnd, &ans, nil)
+		if again := s.PoolID(ans.Pool) == "pb"; again != out[i] {
+			t.Fatalf("client %v: new order %v, then %v on the next query", req.Subnet, out[i], again)
+		}
+	}
+	return out
 }
 
 // TestRolloutOrderStepsByClock: at each step, that step's share of the
@@ -206,6 +229,7 @@ func TestRolloutOrderStepsByClock(t *testing.T) {
 	if got := newOrderShare(t, s, 1000); got != 0 {
 		t.Fatalf("before the start: %.1f %% new order", got)
 	}
+	moved := make([]bool, 20000)
 	for i, want := range []float64{10, 25, 50, 100} {
 		at = start.Add(time.Duration(i)*time.Minute + 30*time.Second)
 		prev := s
@@ -215,9 +239,16 @@ func TestRolloutOrderStepsByClock(t *testing.T) {
 		if s.LoadBalancer("www.glb.example.com") == prev.LoadBalancer("www.glb.example.com") {
 			t.Fatalf("step %d: Update kept the load balancer compiled at the step before", i+1)
 		}
+		now := newOrderClients(t, s, 20000)
 		if got := newOrderShare(t, s, 20000); math.Abs(got-want) > 1 {
 			t.Fatalf("step %d: %.1f %% new order, want %v ± 1", i+1, got, want)
 		}
+		for c := range moved {
+			if moved[c] && !now[c] {
+				t.Fatalf("step %d: client %d, moved to the new order at the step before, went back", i+1, c)
+			}
+		}
+		moved = now
 		c, err := CompileFor(&w.cfg, w.health.h(), Options{Now: func() time.Time { return at }})
 		if err != nil {
 			t.Fatal(err)

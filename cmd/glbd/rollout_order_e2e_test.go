@@ -16,7 +16,7 @@ import (
 // orderWorld configures g with pools pa (origin a) and pb (origin b),
 // each checked by a monitor of one check a second whose first failure
 // counts, and load balancer www answering the first serving pool of
-// [pa, pb].
+// [pa, pb], locating clients by ECS (the subnet a staged order hashes).
 func orderWorld(t *testing.T, g *glbd, a, b *originServer) {
 	t.Helper()
 	zone := zoneFor(t, g)
@@ -29,7 +29,8 @@ func orderWorld(t *testing.T, g *glbd, a, b *originServer) {
 			"origins": []map[string]any{{"name": id[1:], "address": o.ip(), "weight": 1}}})
 	}
 	g.must("POST", "/api/v1/load_balancers", map[string]any{"id": "www", "zone": zone, "name": "www.glb.example.com",
-		"default_pools": []string{"pa", "pb"}, "fallback_pool": "pa", "answers": 1})
+		"default_pools": []string{"pa", "pb"}, "fallback_pool": "pa", "answers": 1,
+		"location_strategy": map[string]any{"prefer_ecs": "always"}})
 }
 
 // startOrder starts a rollout of www's order to list on g in four steps
