@@ -15,7 +15,7 @@ import (
 // accessTests are the contract of the audit log and the token store.
 var accessTests = []struct {
 	name string
-	fn   func(t *testing.T, s pools.Store)
+	fn   contractTest
 }{
 	{"AuditEveryWriteInItsTransaction", testAuditWrites},
 	{"AuditFiltersAndPages", testAuditFilters},
@@ -52,8 +52,8 @@ func reproduces(t *testing.T, what string, raw json.RawMessage, o pools.Object) 
 	sameObject(t, what, got, o)
 }
 
-func testAuditWrites(t *testing.T, s pools.Store) {
-	c := pools.WithCaller(ctx(t), pools.Caller{Actor: "ci", Method: "POST"})
+func testAuditWrites(t *testing.T, c context.Context, s pools.Store) {
+	c = pools.WithCaller(c, pools.Caller{Actor: "ci", Method: "POST"})
 	z, err := s.Create(c, Zone("glb.example.com"))
 	if err != nil {
 		t.Fatal(err)
@@ -126,9 +126,9 @@ func testAuditWrites(t *testing.T, s pools.Store) {
 	}
 }
 
-func testAuditFilters(t *testing.T, s pools.Store) {
-	a := pools.WithCaller(ctx(t), pools.Caller{Actor: "a"})
-	b := pools.WithCaller(ctx(t), pools.Caller{Actor: "b"})
+func testAuditFilters(t *testing.T, c context.Context, s pools.Store) {
+	a := pools.WithCaller(c, pools.Caller{Actor: "a"})
+	b := pools.WithCaller(c, pools.Caller{Actor: "b"})
 	var ids []string
 	for i, c := range []context.Context{a, b, a, b, a} {
 		n, err := s.Create(c, Network(fmt.Sprintf("10.%d.0.0/16", i)))
@@ -161,8 +161,7 @@ func testAuditFilters(t *testing.T, s pools.Store) {
 	}
 }
 
-func testAuditHealth(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testAuditHealth(t *testing.T, c context.Context, s pools.Store) {
 	at := time.Now()
 	down := pools.HealthTransition{Pool: "p", Origin: "o", Healthy: false, Reason: "connection refused",
 		Regions: map[string]pools.RegionHealth{"WEU": {Nodes: 2, Healthy: 0, Reason: "connection refused"}}, Node: "n1"}
@@ -200,8 +199,7 @@ func testAuditHealth(t *testing.T, s pools.Store) {
 	}
 }
 
-func testAuditPrune(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testAuditPrune(t *testing.T, c context.Context, s pools.Store) {
 	old := time.Now().Add(-100 * 24 * time.Hour)
 	if err := s.RecordHealth(c, old, []pools.HealthTransition{{Pool: "p", Origin: "o", Reason: "down long ago"}}); err != nil {
 		t.Fatal(err)
@@ -216,8 +214,8 @@ func testAuditPrune(t *testing.T, s pools.Store) {
 	}
 }
 
-func testTokens(t *testing.T, s pools.Store) {
-	c := pools.WithCaller(ctx(t), pools.Caller{Actor: pools.ActorBootstrap, Method: "POST"})
+func testTokens(t *testing.T, c context.Context, s pools.Store) {
+	c = pools.WithCaller(c, pools.Caller{Actor: pools.ActorBootstrap, Method: "POST"})
 	secret, hash := pools.NewTokenSecret()
 	exp := time.Now().Add(time.Hour)
 	tok, err := s.CreateToken(c, pools.Token{Name: "dash", Scopes: []pools.Scope{pools.ScopeRead}, ExpiresOn: &exp, Hash: hash})

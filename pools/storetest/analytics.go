@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -43,8 +44,7 @@ func sameCounts(a, b map[string]int64) bool {
 // and its half-open range, and compaction (twice at once) merges old
 // 10-second rows into minute rows once each and drops rows past the
 // retention.
-func testAnswerCounts(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testAnswerCounts(t *testing.T, c context.Context, s pools.Store) {
 	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	row := func(at time.Duration, lb, pool, origin string, n int64) pools.AnswerCount {
 		return pools.AnswerCount{Bucket: t0.Add(at), Step: pools.AnswerStepFine, LoadBalancer: lb, Pool: pool, Origin: origin,
@@ -114,8 +114,7 @@ func testAnswerCounts(t *testing.T, s pools.Store) {
 // summed, a node writing its row again replaces it, a read keeps its load
 // balancer and minutes from since, and compaction drops the minutes
 // before its fine bound.
-func testQuerySamples(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testQuerySamples(t *testing.T, c context.Context, s pools.Store) {
 	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	weu, enam := netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("2001:db8:1::/56")
 	sample := func(at time.Duration, lb uint64, subnet netip.Prefix, n int64) pools.QuerySample {

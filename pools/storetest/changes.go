@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"testing"
@@ -12,8 +13,7 @@ import (
 // gives the configuration read now, from every revision on the way; the
 // changes come in revision order, a deletion has no object, a refused
 // write leaves no trace, and a reader ahead of the store is told of a gap.
-func testChanges(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testChanges(t *testing.T, c context.Context, s pools.Store) {
 	config := func() *pools.Config {
 		t.Helper()
 		cfg, err := s.Config(c)

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -12,8 +13,7 @@ import (
 // testCookieSecret: one secret per store, made on first use even when
 // nodes ask at once, kept until it is older than rotateAfter, then
 // replaced with the old one kept as previous.
-func testCookieSecret(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testCookieSecret(t *testing.T, c context.Context, s pools.Store) {
 	var wg sync.WaitGroup
 	got := make([]pools.CookieSecret, 4)
 	errs := make([]error, 4)

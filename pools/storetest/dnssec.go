@@ -32,8 +32,7 @@ func ensureOne(id string) func([]pools.ZoneKey) ([]pools.ZoneKey, error) {
 	}
 }
 
-func testZoneKeys(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testZoneKeys(t *testing.T, c context.Context, s pools.Store) {
 	if _, err := s.UpdateZoneKeys(c, "nope", ensureOne("k")); !errors.Is(err, pools.ErrNotFound) {
 		t.Errorf("UpdateZoneKeys of a missing zone: %v, want ErrNotFound", err)
 	}
@@ -101,8 +100,7 @@ func testZoneKeys(t *testing.T, s pools.Store) {
 
 // testZoneKeysConcurrent: nodes that all find a signed zone without keys
 // and make one at once end up with one key, not one each.
-func testZoneKeysConcurrent(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testZoneKeysConcurrent(t *testing.T, c context.Context, s pools.Store) {
 	z := mustCreate(t, s, Zone("race.example.com"))
 	const writers = 6
 	var wg sync.WaitGroup

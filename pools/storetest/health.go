@@ -16,8 +16,7 @@ import (
 // testHealth: whole views published by two nodes read back as they were,
 // each origin's CheckedAt being its node's heartbeat; publications notify
 // watchers and leave the configuration revision alone.
-func testHealth(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testHealth(t *testing.T, c context.Context, s pools.Store) {
 	wctx, stop := context.WithCancel(c)
 	defer stop()
 	ch := s.Watch(wctx)
@@ -111,8 +110,7 @@ func state(pool, origin string, healthy bool, at time.Time) pools.OriginState {
 // one of an earlier epoch (the node restarted) or one the store cannot
 // have given gets the whole view; withdrawing an origin the node never
 // published leaves no trace.
-func testHealthChanges(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testHealthChanges(t *testing.T, c context.Context, s pools.Store) {
 	publish := func(u pools.HealthUpdate) {
 		t.Helper()
 		if err := s.PublishHealth(c, u); err != nil {
@@ -195,8 +193,7 @@ func testHealthChanges(t *testing.T, s pools.Store) {
 // testHealthFollowed: nodes publish random changes, heartbeats and whole
 // views; a reader that applies what HealthSince returns, from wherever it
 // last read, always holds what HealthViews shows.
-func testHealthFollowed(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testHealthFollowed(t *testing.T, c context.Context, s pools.Store) {
 	rng := rand.New(rand.NewPCG(11, 6))
 	nodes := []string{"n1", "n2", "n3"}
 	truth := map[string]map[pools.OriginKey]pools.OriginState{}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -14,8 +15,7 @@ import (
 // group is refused; each monitor's view of an origin survives the round
 // trip through health changes and views, and a pool with one monitor has
 // no per-monitor views.
-func testMonitorGroups(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testMonitorGroups(t *testing.T, c context.Context, s pools.Store) {
 	http := mustCreate(t, s, Monitor())
 	tcp := Monitor()
 	tcp.Type, tcp.Port = pools.MonitorTCP, 443

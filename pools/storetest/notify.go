@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -21,8 +22,8 @@ func subscription(name, format string, events ...string) pools.Subscription {
 // testNotifySubscriptions: a subscription is stored whole or not at all,
 // its secret comes back only by id, never in a list or the audit log, a
 // replace keeps it, and a delete takes the deliveries with it.
-func testNotifySubscriptions(t *testing.T, s pools.Store) {
-	c := pools.WithCaller(ctx(t), pools.Caller{Actor: pools.ActorBootstrap, Method: "POST"})
+func testNotifySubscriptions(t *testing.T, c context.Context, s pools.Store) {
+	c = pools.WithCaller(c, pools.Caller{Actor: pools.ActorBootstrap, Method: "POST"})
 	sub := subscription("oncall", pools.FormatStandard, pools.EventPoolHealth, pools.EventFailover)
 	got, err := s.CreateSubscription(c, sub)
 	if err != nil {
@@ -91,8 +92,7 @@ func health(key, state string, at time.Time) pools.StateChange {
 // them, with the write that causes them, fanned out to the subscriptions
 // that want them, and delivered per subscription in order, one node at a
 // time, a lost lease passing the delivery on.
-func testNotifyOutbox(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testNotifyOutbox(t *testing.T, c context.Context, s pools.Store) {
 	all, err := s.CreateSubscription(c, subscription("all", pools.FormatStandard, pools.EventPoolHealth, pools.EventConfig))
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -12,8 +13,7 @@ import (
 // bad, takes the configuration revision, is audited, and honours its
 // precondition, so that of two writers holding the same revision one
 // wins and the other is stale.
-func testSafetyRules(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testSafetyRules(t *testing.T, c context.Context, s pools.Store) {
 	got, err := s.SafetyRules(c)
 	if err != nil || got != (pools.SafetyRules{}) {
 		t.Fatalf("never written: %+v, %v", got, err)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -11,8 +12,7 @@ import (
 // testShifts: a shift is stored with its times, follows the change feed
 // into Config, refuses what its guard refuses (storing nothing), ends
 // early once, and its expiry is audited once however often reported.
-func testShifts(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testShifts(t *testing.T, c context.Context, s pools.Store) {
 	sh := &pools.Shift{Target: pools.ShiftTarget{Zone: "zone-1"}, Reason: "bad deploy", Duration: "2h"}
 	if err := sh.Prepare(time.Now()); err != nil {
 		t.Fatal(err)
@@ -108,8 +108,7 @@ func testShifts(t *testing.T, s pools.Store) {
 // testShiftPrune: pruning deletes exactly the shifts that stopped being in
 // force before the given time, in one revision that the change feed
 // carries as deletions; with nothing to prune it writes nothing.
-func testShiftPrune(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testShiftPrune(t *testing.T, c context.Context, s pools.Store) {
 	start := func(zone, d string) *pools.Shift {
 		sh := &pools.Shift{Target: pools.ShiftTarget{Zone: zone}, Reason: "r", Duration: d}
 		if err := sh.Prepare(time.Now()); err != nil {

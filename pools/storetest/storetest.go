@@ -14,12 +14,16 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
+// contractTest is one part of the contract: it runs against a fresh store
+// s, its calls bounded by c, the context Run gives every test.
+type contractTest func(t *testing.T, c context.Context, s pools.Store)
+
 // Run runs the contract against stores made by open, one fresh store per
 // subtest.
 func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, s pools.Store)
+		fn   contractTest
 	}{
 		{"CRUDEveryKind", testCRUD},
 		{"DefaultsApplied", testDefaults},
@@ -45,9 +49,9 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"CookieSecret", testCookieSecret},
 		{"Shifts", testShifts},
 		{"ShiftPrune", testShiftPrune},
-		{"Rollouts", testRollouts},
-		{"RolloutCompletion", testRolloutCompletion},
-		{"RolloutOrder", testRolloutOrder},
+		{"Rollouts", ownContext(testRollouts)},
+		{"RolloutCompletion", ownContext(testRolloutCompletion)},
+		{"RolloutOrder", ownContext(testRolloutOrder)},
 		{"SafetyRules", testSafetyRules},
 		{"AnswerCounts", testAnswerCounts},
 		{"QuerySamples", testQuerySamples},
@@ -67,7 +71,8 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			tc.fn(t, open(t))
+			s := open(t)
+			tc.fn(t, ctx(t), s)
 		})
 	}
 }
@@ -90,6 +95,11 @@ func atOnce(n int, fn func(i int)) {
 // and the other found the revision stale.
 func oneWins(errs []error) bool {
 	return (errs[0] == nil) != (errs[1] == nil) && errors.Is(errors.Join(errs...), pools.ErrStale)
+}
+
+// ownContext adapts a contract test that still makes its own context.
+func ownContext(fn func(t *testing.T, s pools.Store)) contractTest {
+	return func(t *testing.T, _ context.Context, s pools.Store) { fn(t, s) }
 }
 
 func ctx(t *testing.T) context.Context {
@@ -218,7 +228,7 @@ func wantPaths(t *testing.T, err error, want ...string) {
 	}
 }
 
-func testCRUD(t *testing.T, s pools.Store) {
+func testCRUD(t *testing.T, _ context.Context, s pools.Store) {
 	f := newFixture(t, s)
 	c := ctx(t)
 	for _, o := range []pools.Object{f.zone, f.monitor, f.pool, f.lb, f.network} {
@@ -273,8 +283,7 @@ func testCRUD(t *testing.T, s pools.Store) {
 	}
 }
 
-func testDefaults(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testDefaults(t *testing.T, c context.Context, s pools.Store) {
 	decode := func(k pools.Kind, doc string) pools.Object {
 		o := pools.New(k)
 		if err := json.Unmarshal([]byte(doc), o); err != nil {
@@ -310,8 +319,7 @@ func testDefaults(t *testing.T, s pools.Store) {
 	}
 }
 
-func testValidation(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testValidation(t *testing.T, c context.Context, s pools.Store) {
 	p := Pool("", "")
 	p.MinimumOrigins = 0
 	p.Origins[0].Weight = 1.5
@@ -373,8 +381,7 @@ func referrerIDs(ce *pools.ConflictError) []string {
 	return ids
 }
 
-func testConflicts(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testConflicts(t *testing.T, c context.Context, s pools.Store) {
 	f := newFixture(t, s)
 	other := mustCreate(t, s, Pool("other", f.monitor.ID))
 	// A second load balancer uses the fixture pool only through the
@@ -424,8 +431,7 @@ func testConflicts(t *testing.T, s pools.Store) {
 	}
 }
 
-func testUnknownRefs(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testUnknownRefs(t *testing.T, c context.Context, s pools.Store) {
 	f := newFixture(t, s)
 	l := LoadBalancer("x.glb.example.com", "nozone", "nopool")
 	l.RegionPools = map[string][]string{"WEU": {f.pool.ID, "nopool2"}}
@@ -444,8 +450,7 @@ func testUnknownRefs(t *testing.T, s pools.Store) {
 	wantPaths(t, err, "name")
 }
 
-func testUnique(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testUnique(t *testing.T, c context.Context, s pools.Store) {
 	f := newFixture(t, s)
 	_, err := s.Create(c, Zone("GLB.example.com."))
 	wantPaths(t, err, "name")
@@ -482,8 +487,7 @@ func testUnique(t *testing.T, s pools.Store) {
 	mustCreate(t, s, LoadBalancer("www.glb.example.com", f.zone.ID, f.pool.ID))
 }
 
-func testNotFound(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testNotFound(t *testing.T, c context.Context, s pools.Store) {
 	for _, k := range pools.Kinds {
 		if _, err := s.Get(c, k, "missing"); !errors.Is(err, pools.ErrNotFound) {
 			t.Errorf("get %s: %v, want ErrNotFound", k, err)
@@ -499,8 +503,7 @@ func testNotFound(t *testing.T, s pools.Store) {
 	}
 }
 
-func testStale(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testStale(t *testing.T, c context.Context, s pools.Store) {
 	p := mustCreate(t, s, Pool("p", ""))
 	v2, err := s.Replace(c, p, 1)
 	if err != nil {
@@ -517,8 +520,7 @@ func testStale(t *testing.T, s pools.Store) {
 	}
 }
 
-func testPagination(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testPagination(t *testing.T, c context.Context, s pools.Store) {
 	var ids []string
 	for _, cidr := range []string{"10.0.0.0/24", "10.0.1.0/24", "10.0.2.0/24", "10.0.3.0/24", "10.0.4.0/24"} {
 		ids = append(ids, mustCreate(t, s, Network(cidr)).ID)
@@ -566,8 +568,7 @@ func waitChange(t *testing.T, ch <-chan pools.Change, what string, ok func(pools
 	}
 }
 
-func testWatch(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testWatch(t *testing.T, c context.Context, s pools.Store) {
 	wctx, stop := context.WithCancel(c)
 	ch := s.Watch(wctx)
 	r0, err := s.Revision(c)
@@ -607,8 +608,7 @@ func testWatch(t *testing.T, s pools.Store) {
 	}
 }
 
-func testConfig(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testConfig(t *testing.T, c context.Context, s pools.Store) {
 	f := newFixture(t, s)
 	cfg, err := s.Config(c)
 	if err != nil {
@@ -637,8 +637,7 @@ func serial(t *testing.T, s pools.Store, zoneID string) uint32 {
 	return z.(*pools.Zone).Serial
 }
 
-func testSerial(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testSerial(t *testing.T, c context.Context, s pools.Store) {
 	in := Zone("glb.example.com")
 	in.Serial = 7 // read-only: the store sets it
 	z := mustCreate(t, s, in)
@@ -679,8 +678,7 @@ func testSerial(t *testing.T, s pools.Store) {
 	}
 }
 
-func testZoneRename(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testZoneRename(t *testing.T, c context.Context, s pools.Store) {
 	f := newFixture(t, s)
 	z := *f.zone
 	z.Name = "elsewhere.example.org"
@@ -694,8 +692,7 @@ func testZoneRename(t *testing.T, s pools.Store) {
 
 // Writers racing for one name: exactly one wins, the others get the same
 // validation error a lone writer would, and every success is one revision.
-func testConcurrent(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testConcurrent(t *testing.T, c context.Context, s pools.Store) {
 	const writers = 8
 	errs := make([]error, writers)
 	var wg sync.WaitGroup

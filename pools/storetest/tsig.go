@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -13,8 +14,8 @@ import (
 // whole or not at all, its grants name existing zones and names inside
 // them, its secret comes back only by name, and every write is audited
 // without the secret.
-func testTSIGKeys(t *testing.T, s pools.Store) {
-	c := pools.WithCaller(ctx(t), pools.Caller{Actor: pools.ActorBootstrap, Method: "POST"})
+func testTSIGKeys(t *testing.T, c context.Context, s pools.Store) {
+	c = pools.WithCaller(c, pools.Caller{Actor: pools.ActorBootstrap, Method: "POST"})
 	z, err := s.Create(c, Zone("glb.example.com"))
 	if err != nil {
 		t.Fatal(err)

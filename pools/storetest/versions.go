@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -129,7 +130,7 @@ func changes(v pools.Version) []string {
 	return out
 }
 
-func testVersionNumbers(t *testing.T, s pools.Store) {
+func testVersionNumbers(t *testing.T, _ context.Context, s pools.Store) {
 	f := newVersions(t, s)
 	// A write to the zone (the load balancer's, but not versioned) and to
 	// an unrelated pool make no version.
@@ -188,7 +189,7 @@ func testVersionNumbers(t *testing.T, s pools.Store) {
 	}
 }
 
-func testAuditKinds(t *testing.T, s pools.Store) {
+func testAuditKinds(t *testing.T, _ context.Context, s pools.Store) {
 	newVersions(t, s)
 	got := audit(t, s, pools.AuditFilter{Kinds: []pools.Kind{pools.KindMonitor, pools.KindZone}})
 	var kinds []string
@@ -202,7 +203,7 @@ func testAuditKinds(t *testing.T, s pools.Store) {
 	}
 }
 
-func testRollback(t *testing.T, s pools.Store) {
+func testRollback(t *testing.T, _ context.Context, s pools.Store) {
 	f := newVersions(t, s)
 	h := history(t, s, f.lb.ID)
 	v2 := versionObjects(t, h, f.lb.ID, 2)
@@ -271,7 +272,7 @@ func testRollback(t *testing.T, s pools.Store) {
 }
 
 // A rollback whose last write fails leaves none of its writes.
-func testRollbackAtomic(t *testing.T, s pools.Store) {
+func testRollbackAtomic(t *testing.T, _ context.Context, s pools.Store) {
 	f := newVersions(t, s)
 	// The load balancer's old name now belongs to another: its write, the
 	// plan's last, is refused after the monitor's and eu's.
@@ -300,7 +301,7 @@ func testRollbackAtomic(t *testing.T, s pools.Store) {
 
 // A write that lands between reading the versions and the rollback makes
 // the rollback stale rather than lost.
-func testRollbackStale(t *testing.T, s pools.Store) {
+func testRollbackStale(t *testing.T, _ context.Context, s pools.Store) {
 	f := newVersions(t, s)
 	plan := planRollback(t, s, f.lb.ID, 2)
 	f.monitor = replace(t, s, f.monitor, func(m *pools.Monitor) { m.Path = "/other" })
@@ -314,7 +315,7 @@ func testRollbackStale(t *testing.T, s pools.Store) {
 }
 
 // A pool deleted since the version is created again under its id.
-func testRollbackRecreates(t *testing.T, s pools.Store) {
+func testRollbackRecreates(t *testing.T, _ context.Context, s pools.Store) {
 	f := newVersions(t, s)
 	f.lb = replace(t, s, f.lb, func(l *pools.LoadBalancer) { l.DefaultPools = []string{f.eu.ID} })
 	if err := s.Delete(ctx(t), pools.KindPool, f.us.ID, 0); err != nil {
@@ -338,7 +339,7 @@ func testRollbackRecreates(t *testing.T, s pools.Store) {
 // A deleted load balancer keeps its versions: the deletion is the last,
 // with no load balancer to restore, and a rollback to the one before it
 // creates it again as it was.
-func testVersionsOfADeletedLoadBalancer(t *testing.T, s pools.Store) {
+func testVersionsOfADeletedLoadBalancer(t *testing.T, _ context.Context, s pools.Store) {
 	f := newVersions(t, s)
 	if err := s.Delete(ctx(t), pools.KindLoadBalancer, f.lb.ID, 0); err != nil {
 		t.Fatal(err)

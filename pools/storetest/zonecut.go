@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"testing"
 
 	"github.com/glb-dns/glb/pools"
@@ -8,8 +9,7 @@ import (
 
 // testZoneCuts: the store resolves a load balancer's zone cuts, and a
 // zone's load balancers, inside the write's transaction.
-func testZoneCuts(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testZoneCuts(t *testing.T, c context.Context, s pools.Store) {
 	f := newFixture(t, s)
 	z := f.zone
 	z.Records = append(z.Records,
