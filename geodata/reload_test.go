@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/oschwald/maxminddb-golang/v2"
+
+	"github.com/glb-dns/glb/internal/testnode"
 )
 
 // twoVersions are two databases that disagree about 1.2.3.4, so that a
@@ -244,13 +246,7 @@ func TestPollReloadsChangedFile(t *testing.T) {
 
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		testnode.Eventually(t, 5*time.Second, what, func() (bool, string) { return cond(), "not yet" })
 	}
 	writeDB(t, path, "GeoIP2-City", versionFR)
 	waitFor("the new file to be loaded", func() bool { return r.ResolveAddr(addr("1.2.3.4"), nil).Country == "FR" })

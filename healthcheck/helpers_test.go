@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glb-dns/glb/internal/testnode"
 	"github.com/glb-dns/glb/pools"
 )
 
@@ -129,13 +130,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // eventuallyWithin polls cond until it holds or within passes.
 func eventuallyWithin(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testnode.Eventually(t, within, what, func() (bool, string) { return cond(), "not yet" })
 }
 
 // pairOf is the check of origin k under its pool's first monitor; nil

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glb-dns/glb/internal/testnode"
 	"github.com/glb-dns/glb/notify"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/pools/embedded"
@@ -114,13 +115,7 @@ func runWorker(t *testing.T, s pools.Store, retry notify.Retry) *notify.Worker {
 // waitFor polls cond until it holds or 10 s pass.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 10s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testnode.Eventually(t, 10*time.Second, what, func() (bool, string) { return cond(), "not yet" })
 }
 
 func poolChange(pool, state string, at time.Time) pools.StateChange {

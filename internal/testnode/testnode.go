@@ -191,7 +191,8 @@ func AcceptingPort(t testing.TB, host string) int {
 
 // Eventually polls cond until it holds or within has passed, and returns
 // how long it took; cond's string says the state last seen, for the
-// failure message.
+// failure message. It is the one polling wait of the repository's tests,
+// in-process ones included.
 func Eventually(t testing.TB, within time.Duration, what string, cond func() (bool, string)) time.Duration {
 	t.Helper()
 	start := time.Now()
