@@ -11,7 +11,7 @@ import (
 // tenOrigins is the seeds' worked example: o1..o5 in zone-1, o6..o10 in
 // zone-2; o9 and o10 unhealthy (eight healthy: all five of zone-1, three of
 // zone-2).
-func tenOrigins(spill pools.Spillover, ratio float64) *Snapshot {
+func tenOrigins(t *testing.T, spill pools.Spillover, ratio float64) *Snapshot {
 	w := newWorld()
 	var os []origin
 	for i := 1; i <= 10; i++ {
@@ -26,16 +26,12 @@ func tenOrigins(spill pools.Spillover, ratio float64) *Snapshot {
 	l.Answers = 0
 	l.ZonalAffinity = pools.ZonalAffinity{Spillover: spill, SpilloverRatio: ratio}
 	w.down("p", "o9", "o10")
-	s, err := Compile(&w.cfg, w.health.h())
-	if err != nil {
-		panic(err)
-	}
-	return s
+	return w.compile(t)
 }
 
 func TestSeedWorkedExampleTenOrigins(t *testing.T) {
 	t.Parallel()
-	s := tenOrigins(pools.AffinitySpillCrossZone, 0.8)
+	s := tenOrigins(t, pools.AffinitySpillCrossZone, 0.8)
 	// zone-1 client: 5/5 = 1.0 >= 0.8, stays on the five zone-1 origins.
 	_, tr, got := decide(t, s, "www.glb.example.com", Request{Client: client("zone-1")}, nil)
 	if want := names("o", 1, 2, 3, 4, 5); !slices.Equal(got, want) {
@@ -61,7 +57,7 @@ func TestSeedWorkedExampleTenOrigins(t *testing.T) {
 func TestSeedRatioOneAndZero(t *testing.T) {
 	t.Parallel()
 	// Ratio 1.0: any unhealthy origin in the client's zone spills.
-	s := tenOrigins(pools.AffinitySpillCrossZone, 1.0)
+	s := tenOrigins(t, pools.AffinitySpillCrossZone, 1.0)
 	if _, _, got := decide(t, s, "www.glb.example.com", Request{Client: client("zone-2")}, nil); len(got) != 8 {
 		t.Errorf("ratio 1.0, zone-2 client: got %v, want all eight healthy", got)
 	}

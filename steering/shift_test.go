@@ -228,19 +228,15 @@ func TestAllDownPolicies(t *testing.T) {
 	}
 }
 
-func shedWorld(policy pools.ShedPolicy) *Snapshot {
+func shedWorld(t *testing.T, policy pools.ShedPolicy) *Snapshot {
 	w := twoPools()
 	w.cfg.Pools[0].LoadShedding = pools.LoadShedding{DefaultPercent: 30, DefaultPolicy: policy}
-	s, err := Compile(&w.cfg, w.health.h())
-	if err != nil {
-		panic(err)
-	}
-	return s
+	return w.compile(t)
 }
 
 func TestLoadSheddingHashIsStickyAndProportional(t *testing.T) {
 	t.Parallel()
-	s := shedWorld(pools.ShedHash)
+	s := shedWorld(t, pools.ShedHash)
 	lb := s.LoadBalancer("www.glb.example.com")
 	rnd := rand.New(rand.NewPCG(3, 4))
 	var ans Answer
@@ -270,7 +266,7 @@ func TestLoadSheddingHashIsStickyAndProportional(t *testing.T) {
 
 func TestLoadSheddingRandom(t *testing.T) {
 	t.Parallel()
-	s := shedWorld(pools.ShedRandom)
+	s := shedWorld(t, pools.ShedRandom)
 	req := Request{Subnet: netip.MustParsePrefix("10.0.0.0/24"), SourcePrefix: 24, Type: QTypeA}
 	shed := 0
 	decideN(s, "www.glb.example.com", req, rand.New(rand.NewPCG(5, 6)), 10000, func(ans *Answer) {
