@@ -15,12 +15,8 @@ import (
 func (s *Store) ZoneKeys(ctx context.Context, zoneID string) ([]pools.ZoneKey, error) {
 	var keys []pools.ZoneKey
 	err := s.read(ctx, func(tx pgx.Tx) error {
-		var ok bool
-		if err := tx.QueryRow(ctx, "select exists (select 1 from zones where id = $1::text)", zoneID).Scan(&ok); err != nil {
+		if err := mustExist(ctx, tx, "zones", "zone", zoneID); err != nil {
 			return err
-		}
-		if !ok {
-			return fmt.Errorf("zone %q: %w", zoneID, pools.ErrNotFound)
 		}
 		var err error
 		keys, err = zoneKeys(ctx, tx, zoneID)

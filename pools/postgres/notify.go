@@ -245,12 +245,8 @@ func (s *Store) AddEvent(ctx context.Context, e pools.Event) (bool, error) {
 // AddTestEvent records e for one subscription.
 func (s *Store) AddTestEvent(ctx context.Context, id string, e pools.Event) error {
 	return s.write(ctx, func(t *txn) error {
-		var ok bool
-		if err := t.tx.QueryRow(ctx, "select exists (select 1 from notify_subscriptions where id = $1)", id).Scan(&ok); err != nil {
+		if err := mustExist(ctx, t.tx, "notify_subscriptions", "notification", id); err != nil {
 			return err
-		}
-		if !ok {
-			return fmt.Errorf("notification %q: %w", id, pools.ErrNotFound)
 		}
 		_, err := t.addEvent(&e, id)
 		return err
@@ -341,12 +337,8 @@ func (s *Store) Deliveries(ctx context.Context, id string, p pools.Page) (pools.
 	offset, limit := p.Bounds()
 	res := pools.DeliveryList{Items: []pools.Delivery{}}
 	err := s.read(ctx, func(tx pgx.Tx) error {
-		var ok bool
-		if err := tx.QueryRow(ctx, "select exists (select 1 from notify_subscriptions where id = $1)", id).Scan(&ok); err != nil {
+		if err := mustExist(ctx, tx, "notify_subscriptions", "notification", id); err != nil {
 			return err
-		}
-		if !ok {
-			return fmt.Errorf("notification %q: %w", id, pools.ErrNotFound)
 		}
 		if err := tx.QueryRow(ctx, "select count(*) from notify_deliveries where subscription = $1", id).Scan(&res.TotalCount); err != nil {
 			return err

@@ -59,6 +59,20 @@ func (t *txn) Exists(k pools.Kind, id string) (bool, error) {
 	return ok, err
 }
 
+// mustExist is ErrNotFound, naming what and id, when table has no row id:
+// the check that reads and writes of what a row owns start with, so that
+// an unknown owner is not taken for one that owns nothing.
+func mustExist(ctx context.Context, tx pgx.Tx, table, what, id string) error {
+	var ok bool
+	if err := tx.QueryRow(ctx, "select exists (select 1 from "+table+" where id = $1::text)", id).Scan(&ok); err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%s %q: %w", what, id, pools.ErrNotFound)
+	}
+	return nil
+}
+
 func (t *txn) Owner(k pools.Kind, key string) (string, bool, error) {
 	var q string
 	switch k {
