@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/glb-dns/glb/internal/kick"
 	"github.com/glb-dns/glb/pools"
 )
 
@@ -23,7 +24,7 @@ type Observer struct {
 	metrics *Metrics
 	// recorded is called after events were recorded (the worker's kick).
 	recorded func()
-	kick     chan struct{}
+	kick     kick.Signal
 
 	// Loop only: the last state observed of every key, and the
 	// configuration the index was built for.
@@ -47,7 +48,7 @@ func NewObserver(store pools.NotifyStore, log *slog.Logger, m *Metrics, recorded
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Observer{store: store, log: log.With("component", "notify"), metrics: m, recorded: recorded,
-		kick: make(chan struct{}, 1), last: map[string]string{}}
+		kick: kick.New(), last: map[string]string{}}
 }
 
 // Origin, pool and load balancer keys of the recorded states.
@@ -103,10 +104,7 @@ func (o *Observer) queue(out []pools.StateChange) {
 		o.pending = slices.Delete(o.pending, 0, n)
 	}
 	o.mu.Unlock()
-	select {
-	case o.kick <- struct{}{}:
-	default:
-	}
+	o.kick.Send()
 }
 
 // index maps each pool to the load balancers that list it.
@@ -255,39 +253,35 @@ func (o *Observer) Run(ctx context.Context) {
 	if o == nil {
 		return
 	}
-	retry := time.NewTicker(3 * time.Second)
-	defer retry.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-o.kick:
-		case <-retry.C:
-		}
+	o.kick.Retrying(ctx, 3*time.Second, o.flush)
+}
+
+// flush records the pending changes once; a refused batch goes back to
+// the front of the queue.
+func (o *Observer) flush(ctx context.Context) {
+	o.mu.Lock()
+	batch := o.pending
+	o.pending = nil
+	o.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	evs, err := o.store.RecordStates(wctx, batch)
+	cancel()
+	if err != nil {
+		o.log.Warn("recording state changes; will retry", "changes", len(batch), "err", err)
 		o.mu.Lock()
-		batch := o.pending
-		o.pending = nil
+		o.pending = append(batch, o.pending...)
 		o.mu.Unlock()
-		if len(batch) == 0 {
-			continue
-		}
-		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		evs, err := o.store.RecordStates(wctx, batch)
-		cancel()
-		if err != nil {
-			o.log.Warn("recording state changes; will retry", "changes", len(batch), "err", err)
-			o.mu.Lock()
-			o.pending = append(batch, o.pending...)
-			o.mu.Unlock()
-			continue
-		}
-		for _, e := range evs {
-			o.metrics.queued(e.Type)
-			o.log.Info("event recorded", "event", e.ID, "type", e.Type, "summary", e.Data.Summary)
-		}
-		if len(evs) > 0 && o.recorded != nil {
-			o.recorded()
-		}
+		return
+	}
+	for _, e := range evs {
+		o.metrics.queued(e.Type)
+		o.log.Info("event recorded", "event", e.ID, "type", e.Type, "summary", e.Data.Summary)
+	}
+	if len(evs) > 0 && o.recorded != nil {
+		o.recorded()
 	}
 }
 

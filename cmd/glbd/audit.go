@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/glb-dns/glb/internal/kick"
 	"github.com/glb-dns/glb/pools"
 )
 
@@ -20,7 +21,7 @@ type healthAudit struct {
 	store pools.AuditLog
 	node  string
 	log   *slog.Logger
-	kick  chan struct{}
+	kick  kick.Signal
 
 	// last is each origin's agreed state as last observed, by pool and
 	// origin (loop only).
@@ -33,7 +34,7 @@ type healthAudit struct {
 func newHealthAudit(store pools.AuditLog, node string, log *slog.Logger) *healthAudit {
 	return &healthAudit{
 		store: store, node: node, log: log.With("component", "audit"),
-		kick: make(chan struct{}, 1), last: map[string]map[string]bool{},
+		kick: kick.New(), last: map[string]map[string]bool{},
 		pending: map[pools.OriginKey]pools.HealthTransition{},
 	}
 }
@@ -105,10 +106,7 @@ func (a *healthAudit) observe(h *pools.Health, changed map[string]bool, votes fu
 		a.pending[key] = t
 	}
 	a.mu.Unlock()
-	select {
-	case a.kick <- struct{}{}:
-	default:
-	}
+	a.kick.Send()
 }
 
 // regionsOf sums what each region's nodes say of an origin.
@@ -133,38 +131,34 @@ func (a *healthAudit) run(ctx context.Context) {
 	if a == nil {
 		return
 	}
-	retry := time.NewTicker(5 * time.Second)
-	defer retry.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-a.kick:
-		case <-retry.C:
-		}
-		a.mu.Lock()
-		batch := maps.Clone(a.pending)
-		a.mu.Unlock()
-		if len(batch) == 0 {
-			continue
-		}
-		ts := make([]pools.HealthTransition, 0, len(batch))
-		for _, t := range batch {
-			ts = append(ts, t)
-		}
-		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := a.store.RecordHealth(wctx, time.Now(), ts)
-		cancel()
-		if err != nil {
-			a.log.Warn("recording health transitions; will retry", "transitions", len(ts), "err", err)
-			continue
-		}
-		a.mu.Lock()
-		for key, t := range batch {
-			if cur, ok := a.pending[key]; ok && cur.Healthy == t.Healthy && cur.Reason == t.Reason {
-				delete(a.pending, key)
-			}
-		}
-		a.mu.Unlock()
+	a.kick.Retrying(ctx, 5*time.Second, a.flush)
+}
+
+// flush writes the pending transitions once; those still pending as
+// written leave the queue.
+func (a *healthAudit) flush(ctx context.Context) {
+	a.mu.Lock()
+	batch := maps.Clone(a.pending)
+	a.mu.Unlock()
+	if len(batch) == 0 {
+		return
 	}
+	ts := make([]pools.HealthTransition, 0, len(batch))
+	for _, t := range batch {
+		ts = append(ts, t)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	err := a.store.RecordHealth(wctx, time.Now(), ts)
+	cancel()
+	if err != nil {
+		a.log.Warn("recording health transitions; will retry", "transitions", len(ts), "err", err)
+		return
+	}
+	a.mu.Lock()
+	for key, t := range batch {
+		if cur, ok := a.pending[key]; ok && cur.Healthy == t.Healthy && cur.Reason == t.Reason {
+			delete(a.pending, key)
+		}
+	}
+	a.mu.Unlock()
 }
