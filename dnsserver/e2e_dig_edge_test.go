@@ -1,9 +1,7 @@
 package dnsserver
 
 import (
-	"os/exec"
 	"regexp"
-	"strconv"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,16 +13,13 @@ var digCookieRe = regexp.MustCompile(`; COOKIE: ([0-9a-f]+)(?: \((\w+)\))?`)
 // TestDigCookiesAndNSID: what dig shows of cookies, NSID and CHAOS.
 func TestDigCookiesAndNSID(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("dig"); err != nil {
-		t.Fatalf("dig is required (Debian: bind9-dnsutils): %v", err)
-	}
 	secret := CookieSecrets{Current: [16]byte{42}}
 	s := newEdgeServer(t, prometheus.NewRegistry(), func(c *Config) { c.NSID = "node-a" })
 	s.SetCookieSecrets(secret)
-	port := strconv.Itoa(int(startServer(t, s).Port()))
+	port := digPort(t, s)
 	other := newEdgeServer(t, prometheus.NewRegistry(), func(c *Config) { c.NSID = "node-b" })
 	other.SetCookieSecrets(secret)
-	otherPort := strconv.Itoa(int(startServer(t, other).Port()))
+	otherPort := digPort(t, other)
 
 	t.Run("cookie good on resend, also to another node", func(t *testing.T) {
 		r := dig(t, port, "+cookie", "ns1.glb.example.com", "A")

@@ -122,14 +122,21 @@ func (r digReply) wantNegSOA(t *testing.T) {
 
 const digNegSOA = "glb.example.com. 60 IN SOA ns1.glb.example.com. hostmaster.glb.example.com. 42 10000 2400 604800 60"
 
-// TestDig drives a real server with dig, one behaviour per subtest.
-func TestDig(t *testing.T) {
-	t.Parallel()
+// digPort starts s for dig and returns its port; without dig on the
+// machine the test fails.
+func digPort(t *testing.T, s *Server) string {
+	t.Helper()
 	if _, err := exec.LookPath("dig"); err != nil {
 		t.Fatalf("dig is required (Debian: bind9-dnsutils): %v", err)
 	}
+	return strconv.Itoa(int(startServer(t, s).Port()))
+}
+
+// TestDig drives a real server with dig, one behaviour per subtest.
+func TestDig(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, prometheus.NewRegistry())
-	port := strconv.Itoa(int(startServer(t, s).Port()))
+	port := digPort(t, s)
 
 	t.Run("SOA at the apex, AA, no RA", func(t *testing.T) {
 		r := dig(t, port, "glb.example.com", "SOA")

@@ -24,12 +24,7 @@ var (
 )
 
 func TestReloadUnderConcurrentLookups(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "city.mmdb")
-	writeDB(t, path, "GeoIP2-City", versionUS)
-	r, err := NewResolver(Config{Path: path, PollInterval: -1, Logger: discardLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, path := cityResolver(t, versionUS)
 	us := r.ResolveAddr(addr("1.2.3.4"), nil)
 	writeDB(t, path, "GeoIP2-City", versionFR)
 	if err := r.Reload(); err != nil {
@@ -90,12 +85,7 @@ func TestReloadUnderConcurrentLookups(t *testing.T) {
 
 func TestReplacedDatabaseIsUnmapped(t *testing.T) {
 	// Not parallel: it counts mappings process-wide.
-	path := filepath.Join(t.TempDir(), "city.mmdb")
-	writeDB(t, path, "GeoIP2-City", versionUS)
-	r, err := NewResolver(Config{Path: path, PollInterval: -1, Logger: discardLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, _ := cityResolver(t, versionUS)
 	runtime.GC()
 	before := mappedDatabases.Load()
 	for range 3 {

@@ -136,9 +136,15 @@ func writeFileAtomic(t testing.TB, path string, write func(*os.File) error) {
 
 // newTestResolver writes the City test database and opens it.
 func newTestResolver(t testing.TB) (*Resolver, string) {
+	return cityResolver(t, cityNets)
+}
+
+// cityResolver writes a City database of nets and opens it, not polling
+// the file.
+func cityResolver(t testing.TB, nets []testNet) (*Resolver, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "city.mmdb")
-	writeDB(t, path, "GeoIP2-City", cityNets)
+	writeDB(t, path, "GeoIP2-City", nets)
 	r, err := NewResolver(Config{Path: path, PollInterval: -1, Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
