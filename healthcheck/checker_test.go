@@ -19,6 +19,14 @@ type site struct {
 }
 
 // newSite aims a monitor with the given interval (in test units) at h.
+// upSite is a site whose origin answers 200, and the sequence that counts
+// its checks.
+func upSite(t *testing.T, id string, interval int) (*site, *sequence) {
+	t.Helper()
+	seq := &sequence{codes: []int{200}}
+	return newSite(t, id, seq, interval), seq
+}
+
 func newSite(t *testing.T, id string, h http.Handler, interval int) *site {
 	t.Helper()
 	srv := serve(t, h)
@@ -87,10 +95,8 @@ func TestNewAndChangedOriginsCheckedAtOnce(t *testing.T) {
 	t.Parallel()
 	// An interval of 100 units (10 s) leaves no room for a scheduled check
 	// within the test: every check seen below ran because it was new.
-	seqA := &sequence{codes: []int{200}}
-	seqB := &sequence{codes: []int{200}}
-	a := newSite(t, "a", seqA, 100)
-	b := newSite(t, "b", seqB, 100)
+	a, seqA := upSite(t, "a", 100)
+	b, seqB := upSite(t, "b", 100)
 	c := start(t, Options{Node: "n1", Region: "WEU"})
 
 	c.Update(configOf(a))
@@ -120,10 +126,8 @@ func TestNewAndChangedOriginsCheckedAtOnce(t *testing.T) {
 
 func TestRemovedOriginStops(t *testing.T) {
 	t.Parallel()
-	seqGone := &sequence{codes: []int{200}}
-	seqStay := &sequence{codes: []int{200}}
-	gone := newSite(t, "gone", seqGone, 1)
-	stay := newSite(t, "stay", seqStay, 1)
+	gone, seqGone := upSite(t, "gone", 1)
+	stay, seqStay := upSite(t, "stay", 1)
 	c := start(t, Options{})
 
 	c.Update(configOf(gone, stay))
@@ -172,8 +176,7 @@ func TestSlowOriginDoesNotDelayOthers(t *testing.T) {
 		}
 	}), 1)
 	slow.mon.Timeout = 100 // 10 s: hangs for the whole test
-	fastSeq := &sequence{codes: []int{200}}
-	fast := newSite(t, "fast", fastSeq, 1)
+	fast, fastSeq := upSite(t, "fast", 1)
 	// Two slots: the slow check holds one the whole time.
 	c := start(t, Options{MaxConcurrent: 2})
 	c.Update(configOf(slow, fast))
@@ -268,9 +271,9 @@ func TestPublishesOnCadenceNotPerProbe(t *testing.T) {
 	var sites []*site
 	var seqs []*sequence
 	for _, id := range []string{"a", "b", "c", "d"} {
-		seq := &sequence{codes: []int{200}}
+		st, seq := upSite(t, id, 1)
 		seqs = append(seqs, seq)
-		sites = append(sites, newSite(t, id, seq, 1))
+		sites = append(sites, st)
 	}
 	rec := &recorder{}
 	c := start(t, Options{Node: "n1", Publisher: rec, PublishInterval: 250 * time.Millisecond})
@@ -296,7 +299,7 @@ func TestPublishesOnCadenceNotPerProbe(t *testing.T) {
 
 func TestRTTIsSmoothed(t *testing.T) {
 	t.Parallel()
-	s := newSite(t, "p", &sequence{codes: []int{200}}, 100)
+	s, _ := upSite(t, "p", 100)
 	c := New(Options{unit: testUnit})
 	c.Update(configOf(s)) // not running: no probe interferes
 	p := c.pairOf(pools.OriginKey{Pool: "p", Origin: "o1"})
@@ -311,14 +314,11 @@ func TestRTTIsSmoothed(t *testing.T) {
 
 func TestDisabledAndUnmonitoredAreNotChecked(t *testing.T) {
 	t.Parallel()
-	seqOff := &sequence{codes: []int{200}}
-	seqNoMon := &sequence{codes: []int{200}}
-	seqOn := &sequence{codes: []int{200}}
-	off := newSite(t, "off", seqOff, 1)
+	off, seqOff := upSite(t, "off", 1)
 	off.pool.Origins[0].Enabled = false
-	noMon := newSite(t, "nomon", seqNoMon, 1)
+	noMon, seqNoMon := upSite(t, "nomon", 1)
 	noMon.pool.Monitor = ""
-	on := newSite(t, "on", seqOn, 1)
+	on, seqOn := upSite(t, "on", 1)
 	c := start(t, Options{})
 	c.Update(configOf(off, noMon, on))
 	eventually(t, "three checks of the enabled origin", func() bool { return seqOn.count() >= 3 })

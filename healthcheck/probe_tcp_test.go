@@ -34,14 +34,26 @@ func acceptor(t *testing.T, network, addr string) (net.Listener, <-chan string) 
 	return ln, from
 }
 
+// probeSeen probes a TCP listener on listen from src, fails the test if
+// the origin is not found healthy, and returns the result and the address
+// the origin saw the probe come from.
+func probeSeen(t *testing.T, listen string, src netip.Addr) (result, string) {
+	t.Helper()
+	ln, from := acceptor(t, "tcp", listen)
+	r := probeOnce(t, targetFor(t, ln.Addr().String(), monitor(pools.MonitorTCP), pools.Origin{}), src)
+	if !r.healthy {
+		t.Fatalf("unhealthy: %s", r.reason)
+	}
+	return r, <-from
+}
+
 func TestTCPAccepting(t *testing.T) {
 	t.Parallel()
-	ln, from := acceptor(t, "tcp", "127.0.0.1:0")
-	r := probeOnce(t, targetFor(t, ln.Addr().String(), monitor(pools.MonitorTCP), pools.Origin{}), none)
-	if !r.healthy || r.rtt <= 0 {
-		t.Fatalf("healthy=%v rtt=%v reason=%q, want healthy with an RTT", r.healthy, r.rtt, r.reason)
+	r, got := probeSeen(t, "127.0.0.1:0", none)
+	if r.rtt <= 0 {
+		t.Fatalf("rtt=%v, want an RTT", r.rtt)
 	}
-	if got := <-from; got != "127.0.0.1" {
+	if got != "127.0.0.1" {
 		t.Errorf("connection from %s", got)
 	}
 }
@@ -53,23 +65,14 @@ func TestTCPRefused(t *testing.T) {
 
 func TestTCPSourceAddress(t *testing.T) {
 	t.Parallel()
-	ln, from := acceptor(t, "tcp", "127.0.0.1:0")
-	src := netip.MustParseAddr("127.0.0.2")
-	if r := probeOnce(t, targetFor(t, ln.Addr().String(), monitor(pools.MonitorTCP), pools.Origin{}), src); !r.healthy {
-		t.Fatalf("unhealthy: %s", r.reason)
-	}
-	if got := <-from; got != "127.0.0.2" {
+	if _, got := probeSeen(t, "127.0.0.1:0", netip.MustParseAddr("127.0.0.2")); got != "127.0.0.2" {
 		t.Errorf("origin saw the probe from %s, want 127.0.0.2", got)
 	}
 }
 
 func TestTCPIPv6(t *testing.T) {
 	t.Parallel()
-	ln, from := acceptor(t, "tcp", "[::1]:0")
-	if r := probeOnce(t, targetFor(t, ln.Addr().String(), monitor(pools.MonitorTCP), pools.Origin{}), none); !r.healthy {
-		t.Fatalf("unhealthy: %s", r.reason)
-	}
-	if got := <-from; got != "::1" {
+	if _, got := probeSeen(t, "[::1]:0", none); got != "::1" {
 		t.Errorf("connection from %s, want ::1", got)
 	}
 }
