@@ -6,6 +6,16 @@ import (
 	"time"
 )
 
+// flushed waits for one flush, failing the test after 10 s without one.
+func flushed(t *testing.T, flushes <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-flushes:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no flush: %s", what)
+	}
+}
+
 // TestSendsCoalesce: sends while the writer is busy wake it once more,
 // never block the sender, and each wake-up is one flush.
 func TestSendsCoalesce(t *testing.T) {
@@ -20,14 +30,14 @@ func TestSendsCoalesce(t *testing.T) {
 		s.Retrying(ctx, time.Hour, func(context.Context) { flushes <- struct{}{} })
 		close(done)
 	}()
-	<-flushes
+	flushed(t, flushes, "five sends before the writer ran")
 	select {
 	case <-flushes:
 		t.Fatal("five sends before the writer ran flushed twice")
 	case <-time.After(50 * time.Millisecond):
 	}
 	s.Send()
-	<-flushes
+	flushed(t, flushes, "a send to an idle writer")
 	cancel()
 	<-done
 }
@@ -44,10 +54,6 @@ func TestRetriesOnThePeriod(t *testing.T) {
 		}
 	})
 	for range 3 {
-		select {
-		case <-flushes:
-		case <-time.After(10 * time.Second):
-			t.Fatal("no flush on the retry period")
-		}
+		flushed(t, flushes, "on the retry period")
 	}
 }
