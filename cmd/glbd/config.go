@@ -140,26 +140,18 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 	str(&c.CheckSource, "check-source", "", "local address health checks are sent from")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	str(&c.PprofListen, "pprof-listen", "", "loopback address serving /debug/pprof/; empty = off")
-	migrate := true
-	if e := env(envName("migrate")); e != "" {
-		b, err := envBool(env, "migrate")
-		if err != nil {
-			return nil, err
-		}
-		migrate = b
+	migrate, err := envValue(env, "migrate", true, strconv.ParseBool, "not true or false")
+	if err != nil {
+		return nil, err
 	}
 	fs.BoolVar(&c.Migrate, "migrate", migrate, "apply database migrations at start (env GLB_MIGRATE)")
-	concurrency := 0
-	if e := env(envName("check-concurrency")); e != "" {
-		n, err := strconv.Atoi(e)
-		if err != nil {
-			return nil, fmt.Errorf("%s %q: not a whole number", envName("check-concurrency"), e)
-		}
-		concurrency = n
+	concurrency, err := envValue(env, "check-concurrency", 0, strconv.Atoi, "not a whole number")
+	if err != nil {
+		return nil, err
 	}
 	fs.IntVar(&c.CheckConcurrency, "check-concurrency", concurrency,
 		"health checks in flight at most; 0 = enough for every check to run to its timeout at the configured rate, within 64-4096 (env GLB_CHECK_CONCURRENCY)")
-	insecure, err := envBool(env, "api-insecure-http")
+	insecure, err := envValue(env, "api-insecure-http", false, strconv.ParseBool, "not true or false")
 	if err != nil {
 		return nil, err
 	}

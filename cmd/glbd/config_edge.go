@@ -18,13 +18,9 @@ import (
 func edgeFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after func() error) {
 	var perr []error
 	intVar := func(p *int, name string, def int, usage string) {
-		v := def
-		if e := env(envName(name)); e != "" {
-			n, err := strconv.Atoi(e)
-			if err != nil {
-				perr = append(perr, fmt.Errorf("%s %q: not a whole number", envName(name), e))
-			}
-			v = n
+		v, err := envValue(env, name, def, strconv.Atoi, "not a whole number")
+		if err != nil {
+			perr = append(perr, err)
 		}
 		fs.IntVar(p, name, v, usage+" (env "+envName(name)+")")
 	}

@@ -29,13 +29,9 @@ type NotifyConfig struct {
 func notifyFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after func() error) {
 	var perr []error
 	dur := func(p *time.Duration, name string, def time.Duration, usage string) {
-		v := def
-		if e := env(envName(name)); e != "" {
-			d, err := time.ParseDuration(e)
-			if err != nil {
-				perr = append(perr, fmt.Errorf("%s %q: not a duration such as 30s", envName(name), e))
-			}
-			v = d
+		v, err := envValue(env, name, def, time.ParseDuration, "not a duration such as 30s")
+		if err != nil {
+			perr = append(perr, err)
 		}
 		fs.DurationVar(p, name, v, usage+" (env "+envName(name)+")")
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"flag"
-	"fmt"
 	"strconv"
 )
 
@@ -12,14 +11,7 @@ import (
 func xdpFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after func() error) {
 	fs.StringVar(&c.XDPInterface, "xdp-interface", env(envName("xdp-interface")),
 		"network interfaces (comma-separated) on which an XDP program hands UDP queries to glbd's AF_XDP path; empty = kernel sockets only (env "+envName("xdp-interface")+")")
-	var perr error
-	required := false
-	if e := env(envName("xdp-required")); e != "" {
-		required, perr = strconv.ParseBool(e)
-		if perr != nil {
-			perr = fmt.Errorf("%s %q: %w", envName("xdp-required"), e, perr)
-		}
-	}
+	required, perr := envValue(env, "xdp-required", false, strconv.ParseBool, "not true or false")
 	fs.BoolVar(&c.XDPRequired, "xdp-required", required,
 		"exit when the XDP path cannot be attached, rather than serve on kernel sockets alone (env "+envName("xdp-required")+")")
 	return func() error { return perr }

@@ -28,17 +28,19 @@ func (c *Config) validateTLS() []error {
 	return errs
 }
 
-// envBool reads a boolean GLB_* variable (false when unset).
-func envBool(env func(string) string, flagName string) (bool, error) {
-	e := env(envName(flagName))
+// envValue is the default of the flag name: its GLB_* variable read by
+// parse, or def when the variable is unset. A value parse refuses is an
+// error naming the variable, the value and want, what it should be.
+func envValue[T any](env func(string) string, name string, def T, parse func(string) (T, error), want string) (T, error) {
+	e := env(envName(name))
 	if e == "" {
-		return false, nil
+		return def, nil
 	}
-	b, err := strconv.ParseBool(e)
+	v, err := parse(e)
 	if err != nil {
-		return false, fmt.Errorf("%s %q: not true or false", envName(flagName), e)
+		return def, fmt.Errorf("%s %q: %s", envName(name), e, want)
 	}
-	return b, nil
+	return v, nil
 }
 
 // parseRetention reads a Go duration or a number of days ("90d").
