@@ -56,6 +56,12 @@ func (s *Store) auditedAll(ctx context.Context, fn func(*pools.Recorder) ([]pool
 // Restore writes a rollback in one transaction; see pools.RestoreIn.
 func (s *Store) Restore(ctx context.Context, r *pools.Restore) (int64, error) {
 	rev, err := s.auditedAll(ctx, func(rec *pools.Recorder) ([]pools.AuditEntry, int64, error) {
+		list := func() ([]pools.Rollout, error) { return listAll[pools.Rollout](rec.Tx.(txn).tx, pools.KindRollout) }
+		for _, w := range r.Writes {
+			if err := pools.RefuseMoving(w.Object, list); err != nil {
+				return nil, 0, err
+			}
+		}
 		return pools.RestoreIn(ctx, rec, r, s.now())
 	})
 	if err != nil {

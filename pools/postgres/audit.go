@@ -50,6 +50,13 @@ func (s *Store) auditedAll(ctx context.Context, fn func(*pools.Recorder) ([]pool
 // Restore writes a rollback in one transaction; see pools.RestoreIn.
 func (s *Store) Restore(ctx context.Context, r *pools.Restore) (int64, error) {
 	return s.auditedAll(ctx, func(rec *pools.Recorder) ([]pools.AuditEntry, int64, error) {
+		tx := rec.Tx.(*txn)
+		list := func() ([]pools.Rollout, error) { return readAll[pools.Rollout](tx.ctx, tx.tx, pools.KindRollout) }
+		for _, w := range r.Writes {
+			if err := pools.RefuseMoving(w.Object, list); err != nil {
+				return nil, 0, err
+			}
+		}
 		return pools.RestoreIn(ctx, rec, r, s.now())
 	})
 }

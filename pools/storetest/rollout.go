@@ -230,6 +230,16 @@ func testRolloutOrder(t *testing.T, s pools.Store) {
 	if _, err := s.Replace(c, &other, 0); err != nil {
 		t.Fatalf("writing a pool no rollout moves: %v", err)
 	}
+	// A rollback to a version writes what the rollout moves too.
+	cur, err := s.Get(c, pools.KindLoadBalancer, lb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore := &pools.Restore{Rollback: pools.Rollback{LoadBalancer: lb.ID, Version: 1, Revision: 1},
+		Writes: []pools.RestoreWrite{{Object: &lb, IfRevision: cur.ObjectMeta().Revision}}}
+	if _, err := s.Restore(c, restore); !errors.As(err, &se) || !strings.Contains(err.Error(), got.ID) {
+		t.Fatalf("a rollback writing the load balancer under an order rollout: %v, want a StateError naming %s", err, got.ID)
+	}
 	for deadline := time.Now().Add(5 * time.Second); got.Step(time.Now()) < len(got.Steps); {
 		if time.Now().After(deadline) {
 			t.Fatal("the rollout's steps did not pass by the clock")
