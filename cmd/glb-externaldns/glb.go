@@ -1,45 +1,31 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
-	"time"
+
+	"github.com/glb-dns/glb/internal/apiclient"
 )
 
 // client is the part of glb's REST API the provider uses. It decodes only
 // the members it reads and writes with merge patches of only the members
 // it changes, so that a newer glbd's fields are kept, not dropped.
 type client struct {
-	base  string
-	token string
-	http  *http.Client
+	api *apiclient.Client
 }
 
 func newClient(server, token string) *client {
-	return &client{base: strings.TrimSuffix(server, "/"), token: token, http: &http.Client{Timeout: 30 * time.Second}}
+	return &client{api: apiclient.New(server, token)}
 }
 
-// apiError is an answer other than 2xx; Body is the problem document.
-type apiError struct {
-	Method, Path string
-	Status       int
-	Body         string
-}
-
-func (e *apiError) Error() string {
-	return fmt.Sprintf("%s %s: %d %s: %s", e.Method, e.Path, e.Status, http.StatusText(e.Status), strings.TrimSpace(e.Body))
-}
-
+// statusOf is the status of an answer other than 2xx (0 for none).
 func statusOf(err error) int {
-	var ae *apiError
+	var ae *apiclient.Error
 	if errors.As(err, &ae) {
 		return ae.Status
 	}
@@ -69,51 +55,31 @@ const prefix = "/api/v1"
 // do sends one request with an optional JSON body and If-Match revision
 // (0: none), decoding the result member of the answer into out.
 func (c *client) do(ctx context.Context, method, path string, body any, ifMatch int64, out any) error {
-	var rd io.Reader
+	r := apiclient.Request{Method: method, Path: path}
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return err
 		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
+		r.Body = b
 		if method == http.MethodPatch {
-			req.Header.Set("Content-Type", "application/merge-patch+json")
-		} else {
-			req.Header.Set("Content-Type", "application/json")
+			r.ContentType = "application/merge-patch+json"
 		}
 	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
 	if ifMatch > 0 {
-		req.Header.Set("If-Match", `"`+strconv.FormatInt(ifMatch, 10)+`"`)
+		r.IfMatch = `"` + strconv.FormatInt(ifMatch, 10) + `"`
 	}
-	resp, err := c.http.Do(req)
+	a, err := c.api.Send(ctx, r)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return fmt.Errorf("%s %s: reading the answer: %w", method, path, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		return &apiError{Method: method, Path: path, Status: resp.StatusCode, Body: string(b)}
-	}
-	if out == nil || resp.StatusCode == http.StatusNoContent {
+	if out == nil || a.Status == http.StatusNoContent {
 		return nil
 	}
 	env := struct {
 		Result any `json:"result"`
 	}{Result: out}
-	if err := json.Unmarshal(b, &env); err != nil {
+	if err := json.Unmarshal(a.Body, &env); err != nil {
 		return fmt.Errorf("%s %s: decoding the answer: %w", method, path, err)
 	}
 	return nil
@@ -130,27 +96,11 @@ func list[T any](ctx context.Context, c *client, kind string) ([]T, error) {
 			} `json:"result_info"`
 		}
 		path := fmt.Sprintf("%s/%s?per_page=1000&page=%d", prefix, kind, page)
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+		a, err := c.api.Send(ctx, apiclient.Request{Method: http.MethodGet, Path: path, Limit: 256 << 20})
 		if err != nil {
 			return nil, err
 		}
-		req.Header.Set("Accept", "application/json")
-		if c.token != "" {
-			req.Header.Set("Authorization", "Bearer "+c.token)
-		}
-		resp, err := c.http.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
-		resp.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("GET %s: %w", path, err)
-		}
-		if resp.StatusCode != http.StatusOK {
-			return nil, &apiError{Method: http.MethodGet, Path: path, Status: resp.StatusCode, Body: string(b)}
-		}
-		if err := json.Unmarshal(b, &env); err != nil {
+		if err := json.Unmarshal(a.Body, &env); err != nil {
 			return nil, fmt.Errorf("GET %s: decoding the answer: %w", path, err)
 		}
 		all = append(all, env.Result...)

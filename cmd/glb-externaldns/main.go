@@ -142,8 +142,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			zone = z
 			break
 		}
-		var ae *apiError
-		if errors.As(err, &ae) && ae.Status/100 == 4 {
+		if statusOf(err)/100 == 4 {
 			return fmt.Errorf("zone %q: %w", cfg.Zone, err)
 		}
 		log.Warn("glb not reachable yet", "err", err)

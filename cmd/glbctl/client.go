@@ -1,18 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/internal/apiclient"
 	"github.com/glb-dns/glb/pools"
 )
 
@@ -20,9 +20,10 @@ const apiPrefix = api.Prefix
 
 // client talks to one glb node's REST API.
 type client struct {
-	base  string // scheme://host[:port], no trailing slash
-	token string
-	http  *http.Client
+	api *apiclient.Client
+	// base is the server, scheme://host[:port] without a trailing slash,
+	// that a saved plan names.
+	base string
 	// perPage is the page size of lists: the API's largest, smaller in a
 	// test that pages through a few objects.
 	perPage int
@@ -37,12 +38,7 @@ func newClient(c common) (*client, error) {
 	if token == "" {
 		token = c.envToken
 	}
-	return &client{
-		base:    strings.TrimSuffix(c.server, "/"),
-		token:   token,
-		http:    &http.Client{Timeout: 30 * time.Second},
-		perPage: pools.MaxPerPage,
-	}, nil
+	return &client{api: apiclient.New(c.server, token), base: strings.TrimSuffix(c.server, "/"), perPage: pools.MaxPerPage}, nil
 }
 
 // apiError is a non-2xx answer.
@@ -81,39 +77,17 @@ func (e *apiError) Error() string {
 // as If-Match. It returns the answer's body, and an *apiError for any
 // status but 2xx.
 func (c *client) do(ctx context.Context, method, path string, body []byte, ifMatch string) ([]byte, http.Header, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	if ifMatch != "" {
-		req.Header.Set("If-Match", ifMatch)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s %s: reading the answer: %w", method, path, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		e := &apiError{Method: method, Path: path, Status: resp.StatusCode}
-		_ = json.Unmarshal(b, &e.Problem) // a body that is not a problem still has its status
+	a, err := c.api.Send(ctx, apiclient.Request{Method: method, Path: path, Body: body, IfMatch: ifMatch})
+	var ae *apiclient.Error
+	if errors.As(err, &ae) {
+		e := &apiError{Method: method, Path: path, Status: ae.Status}
+		_ = json.Unmarshal(ae.Body, &e.Problem) // a body that is not a problem still has its status
 		return nil, nil, e
 	}
-	return b, resp.Header, nil
+	if err != nil {
+		return nil, nil, err
+	}
+	return a.Body, a.Header, nil
 }
 
 // result decodes the {"result": ...} envelope of a GET into out.
