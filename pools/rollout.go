@@ -466,24 +466,12 @@ func (r *Rollout) readFrom(tx Tx, guard func(Object) error, list func() ([]Rollo
 	if r.LoadBalancer != "" {
 		return r.readOrder(tx, guard, list)
 	}
-	var e errs
-	o, err := tx.Get(KindPool, r.Pool)
-	if errors.Is(err, ErrNotFound) {
-		e.add("pool", "no pool with id %q", r.Pool)
-		return e.err()
-	} else if err != nil {
-		return err
-	}
-	p := o.(*Pool)
-	stored, err := list()
+	o, err := readMoved(tx, KindPool, r.Pool, list)
 	if err != nil {
 		return err
 	}
-	for _, x := range stored {
-		if x.Moves(KindPool, r.Pool) {
-			return &StateError{Message: fmt.Sprintf("pool %s already has rollout %s %s: abort it or let it end first", r.Pool, x.ID, x.State)}
-		}
-	}
+	p := o.(*Pool)
+	var e errs
 	r.From = map[string]float64{}
 	changes := false
 	for _, name := range slices.Sorted(maps.Keys(r.Weights)) {
@@ -511,29 +499,43 @@ func (r *Rollout) readFrom(tx Tx, guard func(Object) error, list func() ([]Rollo
 	return nil
 }
 
+// readMoved reads the object a starting rollout would move, kind id
+// (a pool, or a load balancer's order), and refuses a second rollout of
+// it: two rollouts of one object would each complete to their own values.
+func readMoved(tx Tx, kind Kind, id string, list func() ([]Rollout, error)) (Object, error) {
+	field := kind.Singular()
+	noun := strings.ReplaceAll(field, "_", " ")
+	o, err := tx.Get(kind, id)
+	if errors.Is(err, ErrNotFound) {
+		var e errs
+		e.add(field, "no %s with id %q", noun, id)
+		return nil, e.err()
+	} else if err != nil {
+		return nil, err
+	}
+	stored, err := list()
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range stored {
+		if x.Moves(kind, id) {
+			return nil, &StateError{Message: fmt.Sprintf("%s %s already has rollout %s %s: abort it or let it end first", noun, id, x.ID, x.State)}
+		}
+	}
+	return o, nil
+}
+
 // readOrder is readFrom for a load balancer's pool order: the load
 // balancer and the pools named exist, no other rollout of it is under
 // way, the order changes, and the load balancer with the new order is
 // valid and accepted by guard.
 func (r *Rollout) readOrder(tx Tx, guard func(Object) error, list func() ([]Rollout, error)) error {
-	var e errs
-	o, err := tx.Get(KindLoadBalancer, r.LoadBalancer)
-	if errors.Is(err, ErrNotFound) {
-		e.add("load_balancer", "no load balancer with id %q", r.LoadBalancer)
-		return e.err()
-	} else if err != nil {
-		return err
-	}
-	lb := o.(*LoadBalancer)
-	stored, err := list()
+	o, err := readMoved(tx, KindLoadBalancer, r.LoadBalancer, list)
 	if err != nil {
 		return err
 	}
-	for _, x := range stored {
-		if x.Moves(KindLoadBalancer, r.LoadBalancer) {
-			return &StateError{Message: fmt.Sprintf("load balancer %s already has rollout %s %s: abort it or let it end first", r.LoadBalancer, x.ID, x.State)}
-		}
-	}
+	lb := o.(*LoadBalancer)
+	var e errs
 	r.FromDefaultPools = slices.Clone(lb.DefaultPools)
 	if slices.Equal(r.FromDefaultPools, r.DefaultPools) {
 		e.add("default_pools", "the load balancer already has this order: nothing to roll out")

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -13,24 +14,40 @@ func rollout(pool string, weights map[string]float64, steps []float64, interval 
 	return &pools.Rollout{Pool: pool, Weights: weights, Steps: steps, StepInterval: interval, Reason: "move traffic to b"}
 }
 
-func startRollout(t *testing.T, s pools.Store, r *pools.Rollout) (*pools.Rollout, error) {
+func startRollout(t *testing.T, c context.Context, s pools.Store, r *pools.Rollout) (*pools.Rollout, error) {
 	t.Helper()
 	if err := r.Prepare(time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	return s.StartRollout(ctx(t), r, nil)
+	return s.StartRollout(c, r, nil)
+}
+
+// completeByClock waits until every step of r has passed by the clock and
+// completes it as the clock does: the end every rollout that is not rolled
+// back comes to.
+func completeByClock(t *testing.T, c context.Context, s pools.Store, r *pools.Rollout) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); r.Step(time.Now()) < len(r.Steps); {
+		if time.Now().After(deadline) {
+			t.Fatal("the rollout's steps did not pass by the clock")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	done, err := s.ChangeRollout(pools.WithCaller(c, pools.Caller{Actor: pools.ActorClock}), r.ID, r.Revision, pools.RolloutComplete, "")
+	if err != nil || done.State != pools.RolloutCompleted {
+		t.Fatalf("complete: %+v, %v", done, err)
+	}
 }
 
 // testRollouts: a rollout reads the pool's weights into From, is alone on
 // its pool, follows the change feed into Config, and its events are
 // conditional on its revision: two writers at one revision, one wins.
-func testRollouts(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testRollouts(t *testing.T, c context.Context, s pools.Store) {
 	f := newFixture(t, s)
-	if _, err := startRollout(t, s, rollout(f.pool.ID, map[string]float64{"zz": 0.5}, nil, "1h")); !isValidation(err, "weights.zz") {
+	if _, err := startRollout(t, c, s, rollout(f.pool.ID, map[string]float64{"zz": 0.5}, nil, "1h")); !isValidation(err, "weights.zz") {
 		t.Fatalf("an origin the pool lacks: %v", err)
 	}
-	if _, err := startRollout(t, s, rollout(f.pool.ID, map[string]float64{"a": 0.4}, nil, "1h")); !isValidation(err, "weights") {
+	if _, err := startRollout(t, c, s, rollout(f.pool.ID, map[string]float64{"a": 0.4}, nil, "1h")); !isValidation(err, "weights") {
 		t.Fatalf("weights the pool already has: %v", err)
 	}
 	refused := errors.New("refused")
@@ -56,7 +73,7 @@ func testRollouts(t *testing.T, s pools.Store) {
 		t.Fatalf("stored %+v", got)
 	}
 	var se *pools.StateError
-	if _, err := startRollout(t, s, rollout(f.pool.ID, map[string]float64{"a": 1}, nil, "1h")); !errors.As(err, &se) {
+	if _, err := startRollout(t, c, s, rollout(f.pool.ID, map[string]float64{"a": 1}, nil, "1h")); !errors.As(err, &se) {
 		t.Fatalf("a second rollout on the pool: %v, want a StateError", err)
 	}
 	cfg, err := s.Config(c)
@@ -122,10 +139,9 @@ func testRollouts(t *testing.T, s pools.Store) {
 // testRolloutCompletion: once the last step held its interval, completion
 // writes the new weights into the pool; each step is audited once however
 // many nodes report it.
-func testRolloutCompletion(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testRolloutCompletion(t *testing.T, c context.Context, s pools.Store) {
 	f := newFixture(t, s)
-	got, err := startRollout(t, s, rollout(f.pool.ID, map[string]float64{"a": 0.9, "b": 0.1}, []float64{50, 100}, "1s"))
+	got, err := startRollout(t, c, s, rollout(f.pool.ID, map[string]float64{"a": 0.9, "b": 0.1}, []float64{50, 100}, "1s"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,16 +157,7 @@ func testRolloutCompletion(t *testing.T, s pools.Store) {
 	if len(steps) != 2 {
 		t.Fatalf("%d step entries, want one per step: %+v", len(steps), steps)
 	}
-	for deadline := time.Now().Add(5 * time.Second); got.Step(time.Now()) < len(got.Steps); {
-		if time.Now().After(deadline) {
-			t.Fatal("the rollout's steps did not pass by the clock")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	done, err := s.ChangeRollout(pools.WithCaller(c, pools.Caller{Actor: pools.ActorClock}), got.ID, got.Revision, pools.RolloutComplete, "")
-	if err != nil || done.State != pools.RolloutCompleted {
-		t.Fatalf("complete: %+v, %v", done, err)
-	}
+	completeByClock(t, c, s, got)
 	p, err := s.Get(c, pools.KindPool, f.pool.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +165,7 @@ func testRolloutCompletion(t *testing.T, s pools.Store) {
 	if w := p.(*pools.Pool).Origins; w[0].Weight != 0.9 || w[1].Weight != 0.1 {
 		t.Fatalf("completion left the pool's weights at %+v", w)
 	}
-	if _, err := startRollout(t, s, rollout(f.pool.ID, map[string]float64{"a": 0.5}, nil, "1h")); err != nil {
+	if _, err := startRollout(t, c, s, rollout(f.pool.ID, map[string]float64{"a": 0.5}, nil, "1h")); err != nil {
 		t.Fatalf("a new rollout after one completed: %v", err)
 	}
 }
@@ -180,8 +187,7 @@ func isValidation(err error, path string) bool {
 // order into FromDefaultPools, is alone on its load balancer (a pool's
 // rollout beside it is not), refuses an order naming a missing pool, and
 // completion writes the new order into the load balancer.
-func testRolloutOrder(t *testing.T, s pools.Store) {
-	c := ctx(t)
+func testRolloutOrder(t *testing.T, c context.Context, s pools.Store) {
 	f := newFixture(t, s)
 	us := mustCreate(t, s, Pool("us", f.monitor.ID))
 	lb := *f.lb
@@ -192,14 +198,14 @@ func testRolloutOrder(t *testing.T, s pools.Store) {
 	order := func(list ...string) *pools.Rollout {
 		return &pools.Rollout{LoadBalancer: f.lb.ID, DefaultPools: list, Steps: []float64{50, 100}, StepInterval: "1s", Reason: "us first"}
 	}
-	if _, err := startRollout(t, s, order(f.pool.ID, us.ID)); !isValidation(err, "default_pools") {
+	if _, err := startRollout(t, c, s, order(f.pool.ID, us.ID)); !isValidation(err, "default_pools") {
 		t.Fatalf("the order the load balancer has: %v", err)
 	}
 	var ve *pools.ValidationError
-	if _, err := startRollout(t, s, order(us.ID, "nope")); !errors.As(err, &ve) {
+	if _, err := startRollout(t, c, s, order(us.ID, "nope")); !errors.As(err, &ve) {
 		t.Fatalf("an order naming a missing pool: %v", err)
 	}
-	got, err := startRollout(t, s, order(us.ID, f.pool.ID))
+	got, err := startRollout(t, c, s, order(us.ID, f.pool.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,10 +213,10 @@ func testRolloutOrder(t *testing.T, s pools.Store) {
 		t.Fatalf("stored %+v", got)
 	}
 	var se *pools.StateError
-	if _, err := startRollout(t, s, order(us.ID)); !errors.As(err, &se) {
+	if _, err := startRollout(t, c, s, order(us.ID)); !errors.As(err, &se) {
 		t.Fatalf("a second rollout on the load balancer: %v, want a StateError", err)
 	}
-	pr, err := startRollout(t, s, rollout(f.pool.ID, map[string]float64{"a": 0.9, "b": 0.1}, nil, "1h"))
+	pr, err := startRollout(t, c, s, rollout(f.pool.ID, map[string]float64{"a": 0.9, "b": 0.1}, nil, "1h"))
 	if err != nil {
 		t.Fatalf("a pool's rollout beside the order's: %v", err)
 	}
@@ -240,16 +246,7 @@ func testRolloutOrder(t *testing.T, s pools.Store) {
 	if _, err := s.Restore(c, restore); !errors.As(err, &se) || !strings.Contains(err.Error(), got.ID) {
 		t.Fatalf("a rollback writing the load balancer under an order rollout: %v, want a StateError naming %s", err, got.ID)
 	}
-	for deadline := time.Now().Add(5 * time.Second); got.Step(time.Now()) < len(got.Steps); {
-		if time.Now().After(deadline) {
-			t.Fatal("the rollout's steps did not pass by the clock")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	done, err := s.ChangeRollout(pools.WithCaller(c, pools.Caller{Actor: pools.ActorClock}), got.ID, got.Revision, pools.RolloutComplete, "")
-	if err != nil || done.State != pools.RolloutCompleted {
-		t.Fatalf("complete: %+v, %v", done, err)
-	}
+	completeByClock(t, c, s, got)
 	o, err := s.Get(c, pools.KindLoadBalancer, f.lb.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +259,7 @@ func testRolloutOrder(t *testing.T, s pools.Store) {
 	if _, err := s.Replace(c, &written, 0); err != nil {
 		t.Fatalf("writing the load balancer once its rollout ended: %v", err)
 	}
-	if _, err := startRollout(t, s, order(f.pool.ID, us.ID)); err != nil {
+	if _, err := startRollout(t, c, s, order(f.pool.ID, us.ID)); err != nil {
 		t.Fatalf("a new order rollout after one completed: %v", err)
 	}
 }

@@ -49,9 +49,9 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"CookieSecret", testCookieSecret},
 		{"Shifts", testShifts},
 		{"ShiftPrune", testShiftPrune},
-		{"Rollouts", ownContext(testRollouts)},
-		{"RolloutCompletion", ownContext(testRolloutCompletion)},
-		{"RolloutOrder", ownContext(testRolloutOrder)},
+		{"Rollouts", testRollouts},
+		{"RolloutCompletion", testRolloutCompletion},
+		{"RolloutOrder", testRolloutOrder},
 		{"SafetyRules", testSafetyRules},
 		{"AnswerCounts", testAnswerCounts},
 		{"QuerySamples", testQuerySamples},
@@ -95,11 +95,6 @@ func atOnce(n int, fn func(i int)) {
 // and the other found the revision stale.
 func oneWins(errs []error) bool {
 	return (errs[0] == nil) != (errs[1] == nil) && errors.Is(errors.Join(errs...), pools.ErrStale)
-}
-
-// ownContext adapts a contract test that still makes its own context.
-func ownContext(fn func(t *testing.T, s pools.Store)) contractTest {
-	return func(t *testing.T, _ context.Context, s pools.Store) { fn(t, s) }
 }
 
 func ctx(t *testing.T) context.Context {
