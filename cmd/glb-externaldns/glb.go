@@ -85,29 +85,10 @@ func (c *client) do(ctx context.Context, method, path string, body any, ifMatch 
 	return nil
 }
 
-// list reads every page of a collection.
+// list reads every page of a collection; a page of a thousand large
+// objects may be larger than a single answer's bound.
 func list[T any](ctx context.Context, c *client, kind string) ([]T, error) {
-	var all []T
-	for page := 1; ; page++ {
-		var env struct {
-			Result     []T `json:"result"`
-			ResultInfo struct {
-				TotalPages int `json:"total_pages"`
-			} `json:"result_info"`
-		}
-		path := fmt.Sprintf("%s/%s?per_page=1000&page=%d", prefix, kind, page)
-		a, err := c.api.Send(ctx, apiclient.Request{Method: http.MethodGet, Path: path, Limit: 256 << 20})
-		if err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(a.Body, &env); err != nil {
-			return nil, fmt.Errorf("GET %s: decoding the answer: %w", path, err)
-		}
-		all = append(all, env.Result...)
-		if page >= env.ResultInfo.TotalPages || len(env.Result) == 0 {
-			return all, nil
-		}
-	}
+	return apiclient.List[T](ctx, c.api, prefix+"/"+kind, 1000, 256<<20)
 }
 
 func objectPath(kind, id string) string { return prefix + "/" + kind + "/" + url.PathEscape(id) }

@@ -78,16 +78,22 @@ func (e *apiError) Error() string {
 // status but 2xx.
 func (c *client) do(ctx context.Context, method, path string, body []byte, ifMatch string) ([]byte, http.Header, error) {
 	a, err := c.api.Send(ctx, apiclient.Request{Method: method, Path: path, Body: body, IfMatch: ifMatch})
-	var ae *apiclient.Error
-	if errors.As(err, &ae) {
-		e := &apiError{Method: method, Path: path, Status: ae.Status}
-		_ = json.Unmarshal(ae.Body, &e.Problem) // a body that is not a problem still has its status
-		return nil, nil, e
-	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, withProblem(err)
 	}
 	return a.Body, a.Header, nil
+}
+
+// withProblem turns a refusal into an *apiError, which reads the problem
+// document; other errors pass unchanged.
+func withProblem(err error) error {
+	var ae *apiclient.Error
+	if !errors.As(err, &ae) {
+		return err
+	}
+	e := &apiError{Method: ae.Method, Path: ae.Path, Status: ae.Status}
+	_ = json.Unmarshal(ae.Body, &e.Problem) // a body that is not a problem still has its status
+	return e
 }
 
 // result decodes the {"result": ...} envelope of a GET into out.
@@ -108,27 +114,11 @@ func (c *client) result(ctx context.Context, path string, out any) error {
 // list returns every object of a kind, in the API's raw JSON, reading
 // page after page.
 func (c *client) list(ctx context.Context, k pools.Kind) ([]json.RawMessage, error) {
-	var all []json.RawMessage
-	for page := 1; ; page++ {
-		path := fmt.Sprintf("%s/%s?per_page=%d&page=%d", apiPrefix, k, c.perPage, page)
-		b, _, err := c.do(ctx, http.MethodGet, path, nil, "")
-		if err != nil {
-			return nil, err
-		}
-		var env struct {
-			Result     []json.RawMessage `json:"result"`
-			ResultInfo struct {
-				TotalPages int `json:"total_pages"`
-			} `json:"result_info"`
-		}
-		if err := json.Unmarshal(b, &env); err != nil {
-			return nil, fmt.Errorf("GET %s: decoding the answer: %w", path, err)
-		}
-		all = append(all, env.Result...)
-		if page >= env.ResultInfo.TotalPages || len(env.Result) == 0 {
-			return all, nil
-		}
+	raws, err := apiclient.List[json.RawMessage](ctx, c.api, apiPrefix+"/"+string(k), c.perPage, 0)
+	if err != nil {
+		return nil, withProblem(err)
 	}
+	return raws, nil
 }
 
 // objects lists every object of a kind decoded into its Go type. The

@@ -7,6 +7,7 @@ package apiclient
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -99,4 +100,30 @@ func (c *Client) Send(ctx context.Context, r Request) (*Answer, error) {
 		return nil, &Error{Method: r.Method, Path: r.Path, Status: resp.StatusCode, Body: b}
 	}
 	return &Answer{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
+}
+
+// List reads every page of the collection at path (no query of its own),
+// perPage objects a page, each answer read up to limit (as Request's).
+func List[T any](ctx context.Context, c *Client, path string, perPage int, limit int64) ([]T, error) {
+	var all []T
+	for page := 1; ; page++ {
+		p := fmt.Sprintf("%s?per_page=%d&page=%d", path, perPage, page)
+		a, err := c.Send(ctx, Request{Method: http.MethodGet, Path: p, Limit: limit})
+		if err != nil {
+			return nil, err
+		}
+		var env struct {
+			Result     []T `json:"result"`
+			ResultInfo struct {
+				TotalPages int `json:"total_pages"`
+			} `json:"result_info"`
+		}
+		if err := json.Unmarshal(a.Body, &env); err != nil {
+			return nil, fmt.Errorf("GET %s: decoding the answer: %w", p, err)
+		}
+		all = append(all, env.Result...)
+		if page >= env.ResultInfo.TotalPages || len(env.Result) == 0 {
+			return all, nil
+		}
+	}
 }

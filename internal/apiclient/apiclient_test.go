@@ -3,6 +3,7 @@ package apiclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -55,5 +56,25 @@ func TestSend(t *testing.T) {
 	}
 	if want := `DELETE /refused: 412 Precondition Failed: {"detail":"stale"}`; err.Error() != want {
 		t.Errorf("refusal reads %q, want %q", err, want)
+	}
+}
+
+// TestList: every page is read, in order, at the page size asked for,
+// and no page after the last.
+func TestList(t *testing.T) {
+	t.Parallel()
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.URL.RequestURI())
+		pages := map[string]string{"1": `["a","b"]`, "2": `["c"]`}
+		fmt.Fprintf(w, `{"result":%s,"result_info":{"total_pages":2}}`, pages[r.URL.Query().Get("page")])
+	}))
+	t.Cleanup(srv.Close)
+	got, err := List[string](context.Background(), New(srv.URL, ""), "/things", 2, 0)
+	if err != nil || strings.Join(got, ",") != "a,b,c" {
+		t.Errorf("List: %v %v, want [a b c]", got, err)
+	}
+	if want := "/things?per_page=2&page=1 /things?per_page=2&page=2"; strings.Join(asked, " ") != want {
+		t.Errorf("asked for %s, want %s", strings.Join(asked, " "), want)
 	}
 }
