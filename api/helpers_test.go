@@ -241,6 +241,14 @@ func monitorBody() map[string]any {
 	return map[string]any{"type": "https", "path": "/healthz", "expected_codes": "2xx", "interval": 30}
 }
 
+// setDefaultPools makes ids load balancer lb's default pools, in order.
+func (e *env) setDefaultPools(lb string, ids ...string) {
+	e.t.Helper()
+	if r := e.do("PATCH", "/api/v1/load_balancers/"+lb, map[string]any{"default_pools": ids}); r.status != http.StatusOK {
+		e.t.Fatalf("default pools %v: %d %s", ids, r.status, r.body)
+	}
+}
+
 func poolBody(monitor string) map[string]any {
 	return map[string]any{
 		"name":     "web-eu",

@@ -134,9 +134,7 @@ func TestRolloutOrder(t *testing.T) {
 	body := poolBody(f.monitor)
 	body["name"] = "web-us"
 	us := e.create(pools.KindPool, body)["id"].(string)
-	if r := e.do("PATCH", "/api/v1/load_balancers/"+f.lb, map[string]any{"default_pools": []string{f.pool, us}}); r.status != http.StatusOK {
-		t.Fatalf("patch: %d %s", r.status, r.body)
-	}
+	e.setDefaultPools(f.lb, f.pool, us)
 	p := e.do("POST", "/api/v1/rollouts", map[string]any{"pool": f.pool, "load_balancer": f.lb, "default_pools": []string{us},
 		"reason": "x"}).problem(t, http.StatusBadRequest)
 	if !fieldPaths(p)["load_balancer"] {

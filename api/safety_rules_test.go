@@ -111,9 +111,7 @@ func TestSafetyRulesGlobalMaxShiftedZones(t *testing.T) {
 		body["name"] = "web-us"
 		body["origins"] = []map[string]any{{"name": "d", "address": "192.0.2.20", "zone": "zone-3"}}
 		second := e.create(pools.KindPool, body)["id"].(string)
-		if r := e.do("PATCH", "/api/v1/load_balancers/"+f.lb, map[string]any{"default_pools": []string{f.pool, second}}); r.status != http.StatusOK {
-			t.Fatalf("add a second pool: %d %s", r.status, r.body)
-		}
+		e.setDefaultPools(f.lb, f.pool, second)
 		if r := e.do("PUT", "/api/v1/safety/rules", map[string]any{"max_shifted_zones": 1}); r.status != http.StatusOK {
 			t.Fatalf("rules: %d %s", r.status, r.body)
 		}
@@ -176,9 +174,7 @@ func TestSafetyRulesGlobalPoolsAndServingShare(t *testing.T) {
 		second := e.create(pools.KindPool, body)["id"].(string)
 		body["name"] = "web-ap"
 		third := e.create(pools.KindPool, body)["id"].(string)
-		if r := e.do("PATCH", "/api/v1/load_balancers/"+f.lb, map[string]any{"default_pools": []string{f.pool, second, third}}); r.status != http.StatusOK {
-			t.Fatalf("pools: %d %s", r.status, r.body)
-		}
+		e.setDefaultPools(f.lb, f.pool, second, third)
 		lb := lbBody(f.zone, third)
 		lb["name"] = "api.glb.example.com"
 		lb["safety"] = map[string]any{"min_serving_pools": 0}

@@ -38,7 +38,7 @@ func TestSafetyNow(t *testing.T) {
 	other := poolBody(f.monitor)
 	other["name"] = "web-us"
 	p2 := e.create(pools.KindPool, other)["id"].(string)
-	e.do("PATCH", "/api/v1/load_balancers/"+f.lb, map[string]any{"default_pools": []string{f.pool, p2}})
+	e.setDefaultPools(f.lb, f.pool, p2)
 	if r := e.do("POST", "/api/v1/shifts", map[string]any{"target": map[string]any{"pool": p2}, "reason": "bad deploy", "duration": "1h"}); r.status != http.StatusCreated {
 		t.Fatalf("shift of one of two pools: %d %s", r.status, r.body)
 	}

@@ -17,9 +17,7 @@ func TestShiftStartListEnd(t *testing.T) {
 	e := previewEnv(t, nil)
 	f := e.fixture()
 	second := e.create(pools.KindPool, poolBody(f.monitor))["id"].(string)
-	if r := e.do("PATCH", "/api/v1/load_balancers/"+f.lb, map[string]any{"default_pools": []string{f.pool, second}}); r.status != http.StatusOK {
-		t.Fatalf("add a second pool: %d %s", r.status, r.body)
-	}
+	e.setDefaultPools(f.lb, f.pool, second)
 	before := time.Now().Truncate(time.Microsecond)
 	r := e.do("POST", "/api/v1/shifts", map[string]any{"target": map[string]any{"pool": f.pool},
 		"load_balancers": []string{f.lb}, "reason": "bad deploy", "duration": "2h"})

@@ -122,22 +122,39 @@ func TestRolloutPausedHolds(t *testing.T) {
 func TestRolloutGuard(t *testing.T) {
 	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	w := rolloutWorld(start)
-	r := &w.cfg.Rollouts[0]
-	if why := w.compile(t).RolloutGuard(r); why != "" {
-		t.Fatalf("healthy: %s", why)
-	}
-	w.down("p", "b")
-	if why := w.compile(t).RolloutGuard(r); why != "" {
-		t.Fatalf("the origin losing weight is down: %s", why)
-	}
-	w.health.Origins = map[pools.OriginKey]pools.OriginHealth{}
-	w.down("p", "a")
-	if why := w.compile(t).RolloutGuard(r); !strings.Contains(why, "origin a of pool p") {
-		t.Fatalf("the origin gaining weight is down: %q", why)
-	}
-	w.down("p", "b")
-	if why := w.compile(t).RolloutGuard(r); !strings.Contains(why, "stopped serving") {
-		t.Fatalf("the pool is down: %q", why)
+	guardSays(t, w, &w.cfg.Rollouts[0], []guardStep{
+		{what: "healthy"},
+		{what: "the origin losing weight is down", down: [2]string{"p", "b"}},
+		{what: "the origin gaining weight is down", fresh: true, down: [2]string{"p", "a"}, says: "origin a of pool p"},
+		{what: "the pool is down", down: [2]string{"p", "b"}, says: "stopped serving"},
+	})
+}
+
+// guardStep marks one more origin down (pool, origin; none when empty),
+// on all origins up again when fresh, and names what a rollout's guard
+// says then: a part of its reason to roll back, or "" to go on.
+type guardStep struct {
+	what  string
+	fresh bool
+	down  [2]string
+	says  string
+}
+
+// guardSays takes the steps in order over w's health and checks what
+// the guard of r says after each.
+func guardSays(t *testing.T, w *world, r *pools.Rollout, steps []guardStep) {
+	t.Helper()
+	for _, st := range steps {
+		if st.fresh {
+			w.health.Origins = map[pools.OriginKey]pools.OriginHealth{}
+		}
+		if st.down[0] != "" {
+			w.down(st.down[0], st.down[1])
+		}
+		why := w.compile(t).RolloutGuard(r)
+		if st.says == "" && why != "" || !strings.Contains(why, st.says) {
+			t.Fatalf("%s: the guard says %q, want %q", st.what, why, st.says)
+		}
 	}
 }
 
@@ -305,18 +322,11 @@ func TestRolloutOrderGuard(t *testing.T) {
 	if got := r.GainingPools(); len(got) != 1 || got[0] != "pb" {
 		t.Fatalf("gaining pools %v, want [pb]", got)
 	}
-	if why := w.compile(t).RolloutGuard(r); why != "" {
-		t.Fatalf("healthy: %s", why)
-	}
-	w.down("pa", "a")
-	if why := w.compile(t).RolloutGuard(r); why != "" {
-		t.Fatalf("the pool losing its place is down: %s", why)
-	}
-	w.health.Origins = map[pools.OriginKey]pools.OriginHealth{}
-	w.down("pb", "b")
-	if why := w.compile(t).RolloutGuard(r); !strings.Contains(why, "pool pb, which the new order moves traffic to, stopped serving") {
-		t.Fatalf("the pool gaining traffic is down: %q", why)
-	}
+	guardSays(t, w, r, []guardStep{
+		{what: "healthy"},
+		{what: "the pool losing its place is down", down: [2]string{"pa", "a"}},
+		{what: "the pool gaining traffic is down", fresh: true, down: [2]string{"pb", "b"}, says: "pool pb, which the new order moves traffic to, stopped serving"},
+	})
 }
 
 // TestDecideUnderOrderRolloutAllocatesNothing: the per-query draw between

@@ -182,27 +182,44 @@ func TestRolloutSharesFollowStepsAndRollBack(t *testing.T) {
 	if s := shareOf(t, a, ipA); !near(s, 60) {
 		t.Fatalf("step 2: a's share %.1f %%, want 60 ± 3", s)
 	}
+	rollsBackOnStop(t, a, b, r, origins[0], "origin a")
+	// Origin a back: the original weights answer, on both nodes.
+	origins[0].start()
+	eventually(t, 5*time.Second, "the original weights answer on both nodes", func() (bool, string) { return bothAt(a, b, ipA, 50) })
+	auditedRollBack(t, a, r.ID)
+}
+
+// rollsBackOnStop stops o, the origin rollout r (in its step two) moves
+// traffic to, and checks that the health guard rolls r back within one
+// check interval plus a second, as node a sees it, and that node b reads
+// the failed step and a reason; what names o in the messages.
+func rollsBackOnStop(t *testing.T, a, b *glbd, r pools.Rollout, o *originServer, what string) {
+	t.Helper()
 	stopped := time.Now()
-	origins[0].stop()
+	o.stop()
 	const bound = time.Second + time.Second // one check interval plus a second
 	eventually(t, 5*time.Second, "the rollout rolls back", func() (bool, string) {
 		got := rolloutOf(t, a, r.ID)
 		return got.State == pools.RolloutRolledBack, got.State
 	})
 	took := time.Since(stopped)
-	t.Logf("gaining origin stopped → rolled back in %v (bound %v)", took.Round(time.Millisecond), bound)
+	t.Logf("%s stopped → rolled back in %v (bound %v)", what, took.Round(time.Millisecond), bound)
 	if took > bound {
-		t.Errorf("rolled back %v after origin a stopped, more than one check interval plus a second", took)
+		t.Errorf("rolled back %v after %s stopped, more than one check interval plus a second", took, what)
 	}
 	got := rolloutOf(t, b, r.ID)
 	if got.FailedStep == nil || *got.FailedStep != 1 || got.EndReason == "" {
 		t.Errorf("rolled back: failed_step %v, end_reason %q; want step 2 (index 1) and the guard's reason", got.FailedStep, got.EndReason)
 	}
-	// Origin a back: the original weights answer, on both nodes.
-	origins[0].start()
-	eventually(t, 5*time.Second, "the original weights answer on both nodes", func() (bool, string) { return bothAt(a, b, ipA, 50) })
+}
+
+// auditedRollBack checks the audit log of a rollout rolled back in step
+// two: one clock entry for each of the two steps it reached, one guard
+// entry for the roll back.
+func auditedRollBack(t *testing.T, g *glbd, id string) {
+	t.Helper()
 	var log struct{ Result []pools.AuditEntry }
-	a.call("GET", "/api/v1/audit?kind=rollouts&id="+r.ID, nil, &log)
+	g.call("GET", "/api/v1/audit?kind=rollouts&id="+id, nil, &log)
 	var steps, rollbacks int
 	for _, e := range log.Result {
 		switch {

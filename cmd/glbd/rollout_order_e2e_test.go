@@ -91,38 +91,32 @@ func TestRolloutOrderSharesFollowStepsAndRollBack(t *testing.T) {
 	if s := shareOf(t, a, ipA); !near(s, 25) {
 		t.Fatalf("step 2: pa's share %.1f %%, want 25 ± 3", s)
 	}
-	stopped := time.Now()
-	origins[0].stop()
-	const bound = time.Second + time.Second // one check interval plus a second
-	eventually(t, 5*time.Second, "the rollout rolls back", func() (bool, string) {
-		got := rolloutOf(t, a, r.ID)
-		return got.State == pools.RolloutRolledBack, got.State
-	})
-	took := time.Since(stopped)
-	t.Logf("new first pool's origin stopped → rolled back in %v (bound %v)", took.Round(time.Millisecond), bound)
-	if took > bound {
-		t.Errorf("rolled back %v after pa's origin stopped, more than one check interval plus a second", took)
-	}
-	got := rolloutOf(t, b, r.ID)
-	if got.FailedStep == nil || *got.FailedStep != 1 || got.EndReason == "" {
-		t.Errorf("rolled back: failed_step %v, end_reason %q; want step 2 (index 1) and the guard's reason", got.FailedStep, got.EndReason)
-	}
+	rollsBackOnStop(t, a, b, r, origins[0], "pa's origin")
 	origins[0].start()
 	eventually(t, 5*time.Second, "the order before the rollout answers on both nodes", func() (bool, string) { return bothAt(a, b, ipB, 100) })
-	var log struct{ Result []pools.AuditEntry }
-	a.call("GET", "/api/v1/audit?kind=rollouts&id="+r.ID, nil, &log)
-	var steps, rollbacks int
-	for _, e := range log.Result {
-		switch {
-		case e.Actor == pools.ActorClock && e.Action == pools.ActionUpdate:
-			steps++
-		case e.Actor == pools.ActorGuard:
-			rollbacks++
-		}
+	auditedRollBack(t, a, r.ID)
+}
+
+// guardRollsBack starts a rollout of www's order to [pb pa] on g, in 2 s
+// steps, under guards, and checks that a guard rolls it back at step two
+// with an end reason containing says.
+func guardRollsBack(t *testing.T, g *glbd, reason string, guards map[string]any, says string) pools.Rollout {
+	t.Helper()
+	var out struct{ Result pools.Rollout }
+	if code := g.call("POST", "/api/v1/rollouts", map[string]any{"load_balancer": "www", "default_pools": []string{"pb", "pa"},
+		"steps": []int{10, 25, 50, 100}, "step_interval": "2s", "reason": reason, "guards": guards}, &out); code != 201 {
+		t.Fatalf("start: %d", code)
 	}
-	if steps != 2 || rollbacks != 1 {
-		t.Fatalf("audit of the rolled back rollout: %d step entries (want 2), %d roll backs (want 1): %+v", steps, rollbacks, log.Result)
+	r := out.Result
+	eventually(t, 10*time.Second, "the guard rolls the rollout back", func() (bool, string) {
+		got := rolloutOf(t, g, r.ID)
+		return got.State == pools.RolloutRolledBack, got.State + " " + got.EndReason
+	})
+	got := rolloutOf(t, g, r.ID)
+	if got.FailedStep == nil || *got.FailedStep != 1 || !strings.Contains(got.EndReason, says) {
+		t.Errorf("rolled back: failed_step %v, end_reason %q, want step 2 (index 1) and %q", got.FailedStep, got.EndReason, says)
 	}
+	return r
 }
 
 // TestRolloutWebhookGuard: a real HTTP receiver is POSTed the rollout at
@@ -150,21 +144,7 @@ func TestRolloutWebhookGuard(t *testing.T) {
 	t.Cleanup(hook.Close)
 	g := startParallel(t)
 	orderWorld(t, g, origins[0], origins[1])
-	var out struct{ Result pools.Rollout }
-	if code := g.call("POST", "/api/v1/rollouts", map[string]any{"load_balancer": "www", "default_pools": []string{"pb", "pa"},
-		"steps": []int{10, 25, 50, 100}, "step_interval": "2s", "reason": "pb first, gated",
-		"guards": map[string]any{"webhook": hook.URL + "/gate"}}, &out); code != 201 {
-		t.Fatalf("start: %d", code)
-	}
-	r := out.Result
-	eventually(t, 10*time.Second, "the webhook's no rolls the rollout back", func() (bool, string) {
-		got := rolloutOf(t, g, r.ID)
-		return got.State == pools.RolloutRolledBack, got.State + " " + got.EndReason
-	})
-	got := rolloutOf(t, g, r.ID)
-	if got.FailedStep == nil || *got.FailedStep != 1 || !strings.Contains(got.EndReason, "webhook guard said no at step 2: 500") {
-		t.Errorf("rolled back: failed_step %v, end_reason %q", got.FailedStep, got.EndReason)
-	}
+	r := guardRollsBack(t, g, "pb first, gated", map[string]any{"webhook": hook.URL + "/gate"}, "webhook guard said no at step 2: 500")
 	mu.Lock()
 	defer mu.Unlock()
 	if len(seen) != 2 {
@@ -206,21 +186,7 @@ func TestRolloutQueryGuard(t *testing.T) {
 	t.Cleanup(prom.Close)
 	g := startParallel(t)
 	orderWorld(t, g, origins[0], origins[1])
-	var out struct{ Result pools.Rollout }
-	if code := g.call("POST", "/api/v1/rollouts", map[string]any{"load_balancer": "www", "default_pools": []string{"pb", "pa"},
-		"steps": []int{10, 25, 50, 100}, "step_interval": "2s", "reason": "pb first, watched",
-		"guards": map[string]any{"query": query, "prometheus": prom.URL}}, &out); code != 201 {
-		t.Fatalf("start: %d", code)
-	}
-	r := out.Result
-	eventually(t, 10*time.Second, "the empty result rolls the rollout back", func() (bool, string) {
-		got := rolloutOf(t, g, r.ID)
-		return got.State == pools.RolloutRolledBack, got.State + " " + got.EndReason
-	})
-	got := rolloutOf(t, g, r.ID)
-	if got.FailedStep == nil || *got.FailedStep != 1 || !strings.Contains(got.EndReason, "query guard said no at step 2") {
-		t.Errorf("rolled back: failed_step %v, end_reason %q", got.FailedStep, got.EndReason)
-	}
+	guardRollsBack(t, g, "pb first, watched", map[string]any{"query": query, "prometheus": prom.URL}, "query guard said no at step 2")
 	mu.Lock()
 	defer mu.Unlock()
 	if len(asked) != 2 || asked[0] != "/api/v1/query?"+query || asked[1] != asked[0] {
