@@ -67,12 +67,18 @@ func getSubscription(tx *bbolt.Tx, id string) (pools.Subscription, error) {
 	return st.Subscription, nil
 }
 
-func putSubscription(tx *bbolt.Tx, s pools.Subscription) error {
+// putSubscription stores s, with its secret, and records the write
+// (action, from before) in the change feed and the audit log in the same
+// transaction: no subscription is written unaudited.
+func putSubscription(ctx context.Context, tx *bbolt.Tx, action string, before any, s pools.Subscription, now time.Time) error {
 	v, err := json.Marshal(storedSubscription{Subscription: s, Secret: s.Secret})
 	if err != nil {
 		return err
 	}
-	return tx.Bucket(notifySubBucket).Put([]byte(s.ID), v)
+	if err := tx.Bucket(notifySubBucket).Put([]byte(s.ID), v); err != nil {
+		return err
+	}
+	return appendChange(ctx, tx, 0, action, pools.KindNotification, s.ID, before, s, now)
 }
 
 func allSubscriptions(tx *bbolt.Tx) ([]pools.Subscription, error) {
@@ -105,10 +111,7 @@ func (s *Store) CreateSubscription(ctx context.Context, sub pools.Subscription) 
 		if tx.Bucket(notifySubBucket).Get([]byte(sub.ID)) != nil {
 			return &pools.ValidationError{Errors: []pools.FieldError{{Path: "id", Message: fmt.Sprintf("a subscription %q already exists", sub.ID)}}}
 		}
-		if err := putSubscription(tx, sub); err != nil {
-			return err
-		}
-		return appendChange(ctx, tx, 0, pools.ActionCreate, pools.KindNotification, sub.ID, nil, sub, now)
+		return putSubscription(ctx, tx, pools.ActionCreate, nil, sub, now)
 	})
 	if err != nil {
 		return pools.Subscription{}, err
@@ -153,10 +156,7 @@ func (s *Store) ReplaceSubscription(ctx context.Context, sub pools.Subscription)
 		if err := sub.Replacing(&old, now); err != nil {
 			return err
 		}
-		if err := putSubscription(tx, sub); err != nil {
-			return err
-		}
-		return appendChange(ctx, tx, 0, pools.ActionUpdate, pools.KindNotification, sub.ID, old, sub, now)
+		return putSubscription(ctx, tx, pools.ActionUpdate, old, sub, now)
 	})
 	if err != nil {
 		return pools.Subscription{}, err
