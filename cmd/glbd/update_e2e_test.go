@@ -230,6 +230,18 @@ func TestUpdateRefusalsChangeNothing(t *testing.T) {
 		return len(got) == 1, status
 	})
 	wrong := base64.StdEncoding.EncodeToString(make([]byte, 32))
+	// Most cases change one record, most of them a TXT inside every grant;
+	// some put a prerequisite before it.
+	insert := func(rr string) func(m *dns.Msg) {
+		return func(m *dns.Msg) { m.Insert([]dns.RR{mustRR(t, rr)}) }
+	}
+	insertX := insert("n.glb.example.com 60 IN TXT \"x\"")
+	prereq := func(add func(m *dns.Msg, rrs []dns.RR), rr string) func(m *dns.Msg) {
+		return func(m *dns.Msg) {
+			add(m, []dns.RR{mustRR(t, rr)})
+			insertX(m)
+		}
+	}
 
 	cases := []struct {
 		name   string
@@ -241,42 +253,19 @@ func TestUpdateRefusalsChangeNothing(t *testing.T) {
 		tsig   uint16 // TSIG error expected
 		ede    int    // -1: none expected
 	}{
-		{"BADSIG", "ops", wrong, time.Now(), func(m *dns.Msg) { m.Insert([]dns.RR{mustRR(t, "n.glb.example.com 60 IN TXT \"x\"")}) }, dns.RcodeNotAuth, dns.RcodeBadSig, -1},
-		{"BADKEY", "nokey", secret, time.Now(), func(m *dns.Msg) { m.Insert([]dns.RR{mustRR(t, "n.glb.example.com 60 IN TXT \"x\"")}) }, dns.RcodeNotAuth, dns.RcodeBadKey, -1},
-		{"BADTIME", "ops", secret, time.Now().Add(-10 * time.Minute), func(m *dns.Msg) { m.Insert([]dns.RR{mustRR(t, "n.glb.example.com 60 IN TXT \"x\"")}) }, dns.RcodeNotAuth, dns.RcodeBadTime, -1},
-		{"unsigned", "", "", time.Time{}, func(m *dns.Msg) { m.Insert([]dns.RR{mustRR(t, "n.glb.example.com 60 IN TXT \"x\"")}) }, dns.RcodeRefused, 0, int(dns.ExtendedErrorCodeProhibited)},
-		{"NameUsed fails: NXDOMAIN", "ops", secret, time.Now(), func(m *dns.Msg) {
-			m.NameUsed([]dns.RR{mustRR(t, "absent.glb.example.com 0 IN A 0.0.0.0")})
-			m.Insert([]dns.RR{mustRR(t, "n.glb.example.com 60 IN TXT \"x\"")})
-		}, dns.RcodeNameError, 0, -1},
-		{"NameNotUsed fails: YXDOMAIN", "ops", secret, time.Now(), func(m *dns.Msg) {
-			m.NameNotUsed([]dns.RR{mustRR(t, "t.glb.example.com 0 IN A 0.0.0.0")})
-			m.Insert([]dns.RR{mustRR(t, "n.glb.example.com 60 IN TXT \"x\"")})
-		}, dns.RcodeYXDomain, 0, -1},
-		{"RRsetUsed fails: NXRRSET", "ops", secret, time.Now(), func(m *dns.Msg) {
-			m.RRsetUsed([]dns.RR{mustRR(t, "t.glb.example.com 0 IN A 0.0.0.0")})
-			m.Insert([]dns.RR{mustRR(t, "n.glb.example.com 60 IN TXT \"x\"")})
-		}, dns.RcodeNXRrset, 0, -1},
-		{"RRsetNotUsed fails: YXRRSET", "ops", secret, time.Now(), func(m *dns.Msg) {
-			m.RRsetNotUsed([]dns.RR{mustRR(t, "t.glb.example.com 0 IN TXT \"\"")})
-			m.Insert([]dns.RR{mustRR(t, "n.glb.example.com 60 IN TXT \"x\"")})
-		}, dns.RcodeYXRrset, 0, -1},
-		{"value-dependent RRset differs: NXRRSET", "ops", secret, time.Now(), func(m *dns.Msg) {
-			m.Used([]dns.RR{mustRR(t, "t.glb.example.com 0 IN TXT \"two\"")})
-			m.Insert([]dns.RR{mustRR(t, "n.glb.example.com 60 IN TXT \"x\"")})
-		}, dns.RcodeNXRrset, 0, -1},
-		{"outside the grant", "acme", acme, time.Now(), func(m *dns.Msg) {
-			m.Insert([]dns.RR{mustRR(t, "_acme-challenge.other.glb.example.com 60 IN TXT \"x\"")})
-		}, dns.RcodeRefused, 0, int(dns.ExtendedErrorCodeProhibited)},
-		{"a type outside the grant", "acme", acme, time.Now(), func(m *dns.Msg) {
-			m.Insert([]dns.RR{mustRR(t, "_acme-challenge.www.glb.example.com 60 IN A 192.0.2.9")})
-		}, dns.RcodeRefused, 0, int(dns.ExtendedErrorCodeProhibited)},
-		{"a load-balanced name", "ops", secret, time.Now(), func(m *dns.Msg) {
-			m.Insert([]dns.RR{mustRR(t, "www.glb.example.com 60 IN TXT \"x\"")})
-		}, dns.RcodeRefused, 0, int(dns.ExtendedErrorCodeProhibited)},
-		{"the apex NS", "ops", secret, time.Now(), func(m *dns.Msg) {
-			m.Insert([]dns.RR{mustRR(t, "glb.example.com 60 IN NS ns9.example.net.")})
-		}, dns.RcodeRefused, 0, int(dns.ExtendedErrorCodeProhibited)},
+		{"BADSIG", "ops", wrong, time.Now(), insertX, dns.RcodeNotAuth, dns.RcodeBadSig, -1},
+		{"BADKEY", "nokey", secret, time.Now(), insertX, dns.RcodeNotAuth, dns.RcodeBadKey, -1},
+		{"BADTIME", "ops", secret, time.Now().Add(-10 * time.Minute), insertX, dns.RcodeNotAuth, dns.RcodeBadTime, -1},
+		{"unsigned", "", "", time.Time{}, insertX, dns.RcodeRefused, 0, int(dns.ExtendedErrorCodeProhibited)},
+		{"NameUsed fails: NXDOMAIN", "ops", secret, time.Now(), prereq((*dns.Msg).NameUsed, "absent.glb.example.com 0 IN A 0.0.0.0"), dns.RcodeNameError, 0, -1},
+		{"NameNotUsed fails: YXDOMAIN", "ops", secret, time.Now(), prereq((*dns.Msg).NameNotUsed, "t.glb.example.com 0 IN A 0.0.0.0"), dns.RcodeYXDomain, 0, -1},
+		{"RRsetUsed fails: NXRRSET", "ops", secret, time.Now(), prereq((*dns.Msg).RRsetUsed, "t.glb.example.com 0 IN A 0.0.0.0"), dns.RcodeNXRrset, 0, -1},
+		{"RRsetNotUsed fails: YXRRSET", "ops", secret, time.Now(), prereq((*dns.Msg).RRsetNotUsed, "t.glb.example.com 0 IN TXT \"\""), dns.RcodeYXRrset, 0, -1},
+		{"value-dependent RRset differs: NXRRSET", "ops", secret, time.Now(), prereq((*dns.Msg).Used, "t.glb.example.com 0 IN TXT \"two\""), dns.RcodeNXRrset, 0, -1},
+		{"outside the grant", "acme", acme, time.Now(), insert("_acme-challenge.other.glb.example.com 60 IN TXT \"x\""), dns.RcodeRefused, 0, int(dns.ExtendedErrorCodeProhibited)},
+		{"a type outside the grant", "acme", acme, time.Now(), insert("_acme-challenge.www.glb.example.com 60 IN A 192.0.2.9"), dns.RcodeRefused, 0, int(dns.ExtendedErrorCodeProhibited)},
+		{"a load-balanced name", "ops", secret, time.Now(), insert("www.glb.example.com 60 IN TXT \"x\""), dns.RcodeRefused, 0, int(dns.ExtendedErrorCodeProhibited)},
+		{"the apex NS", "ops", secret, time.Now(), insert("glb.example.com 60 IN NS ns9.example.net."), dns.RcodeRefused, 0, int(dns.ExtendedErrorCodeProhibited)},
 		{"the apex SOA", "ops", secret, time.Now(), func(m *dns.Msg) {
 			m.RemoveRRset([]dns.RR{mustRR(t, "glb.example.com 0 IN SOA . . 0 0 0 0 0")})
 		}, dns.RcodeRefused, 0, int(dns.ExtendedErrorCodeProhibited)},
