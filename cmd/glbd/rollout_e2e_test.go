@@ -147,23 +147,8 @@ func TestRolloutSharesFollowStepsAndRollBack(t *testing.T) {
 	ipA := origins[0].ip()
 	eventually(t, 10*time.Second, "both nodes answer a and b half and half", func() (bool, string) { return bothAt(a, b, ipA, 50) })
 
-	const interval = 6 * time.Second
 	r := startRollout(t, a, "6s")
-	for k, want := range []float64{54, 60, 70, 90} {
-		end := inStep(t, r, k, 300*time.Millisecond, 2*time.Second)
-		sa, sb := shareOf(t, a, ipA), shareOf(t, b, ipA)
-		if time.Now().After(end) {
-			t.Fatalf("step %d: measuring outlasted the step", k+1)
-		}
-		t.Logf("step %d (%v %%): a's share %.1f %% on node a, %.1f %% on node b (want %.0f ± 3)", k+1, r.Steps[k], sa, sb, want)
-		if !near(sa, want) || !near(sb, want) {
-			t.Fatalf("step %d: a's share %.1f %% on node a, %.1f %% on node b, want %.0f ± 3", k+1, sa, sb, want)
-		}
-	}
-	eventually(t, interval+5*time.Second, "the rollout completes", func() (bool, string) {
-		got := rolloutOf(t, b, r.ID)
-		return got.State == pools.RolloutCompleted, got.State
-	})
+	followsSteps(t, a, b, r, ipA, "a", []float64{54, 60, 70, 90})
 	web := b.must("GET", "/api/v1/pools/web", nil)
 	if o := web["origins"].([]any); o[0].(map[string]any)["weight"] != 0.9 || o[1].(map[string]any)["weight"] != 0.1 {
 		t.Fatalf("completion left web's origins at %v", o)
@@ -187,6 +172,32 @@ func TestRolloutSharesFollowStepsAndRollBack(t *testing.T) {
 	origins[0].start()
 	eventually(t, 5*time.Second, "the original weights answer on both nodes", func() (bool, string) { return bothAt(a, b, ipA, 50) })
 	auditedRollBack(t, a, r.ID)
+}
+
+// followsSteps checks that in each step k of r, measured within the
+// step, both nodes answer ip (what names it) at the share wants[k], ± 3
+// points, and that r then completes.
+func followsSteps(t *testing.T, a, b *glbd, r pools.Rollout, ip, what string, wants []float64) {
+	t.Helper()
+	for k, want := range wants {
+		end := inStep(t, r, k, 300*time.Millisecond, 2*time.Second)
+		sa, sb := shareOf(t, a, ip), shareOf(t, b, ip)
+		if time.Now().After(end) {
+			t.Fatalf("step %d: measuring outlasted the step", k+1)
+		}
+		t.Logf("step %d (%v %%): %s's share %.1f %% on node a, %.1f %% on node b (want %.0f ± 3)", k+1, r.Steps[k], what, sa, sb, want)
+		if !near(sa, want) || !near(sb, want) {
+			t.Fatalf("step %d: %s's share %.1f %% on node a, %.1f %% on node b, want %.0f ± 3", k+1, what, sa, sb, want)
+		}
+	}
+	interval, err := time.ParseDuration(r.StepInterval)
+	if err != nil {
+		t.Fatalf("step interval %q: %v", r.StepInterval, err)
+	}
+	eventually(t, interval+5*time.Second, "the rollout completes", func() (bool, string) {
+		got := rolloutOf(t, b, r.ID)
+		return got.State == pools.RolloutCompleted, got.State
+	})
 }
 
 // rollsBackOnStop stops o, the origin rollout r (in its step two) moves

@@ -60,26 +60,11 @@ func TestRolloutOrderSharesFollowStepsAndRollBack(t *testing.T) {
 	ipA, ipB := origins[0].ip(), origins[1].ip()
 	eventually(t, 10*time.Second, "both nodes answer pa", func() (bool, string) { return bothAt(a, b, ipB, 0) })
 
-	const interval = 6 * time.Second
 	r := startOrder(t, a, "6s", "pb", "pa")
 	if len(r.FromDefaultPools) != 2 || r.FromDefaultPools[0] != "pa" {
 		t.Fatalf("started: from_default_pools %v", r.FromDefaultPools)
 	}
-	for k, want := range []float64{10, 25, 50, 100} {
-		end := inStep(t, r, k, 300*time.Millisecond, 2*time.Second)
-		sa, sb := shareOf(t, a, ipB), shareOf(t, b, ipB)
-		if time.Now().After(end) {
-			t.Fatalf("step %d: measuring outlasted the step", k+1)
-		}
-		t.Logf("step %d (%v %%): pb's share %.1f %% on node a, %.1f %% on node b (want %.0f ± 3)", k+1, r.Steps[k], sa, sb, want)
-		if !near(sa, want) || !near(sb, want) {
-			t.Fatalf("step %d: pb's share %.1f %% on node a, %.1f %% on node b, want %.0f ± 3", k+1, sa, sb, want)
-		}
-	}
-	eventually(t, interval+5*time.Second, "the rollout completes", func() (bool, string) {
-		got := rolloutOf(t, b, r.ID)
-		return got.State == pools.RolloutCompleted, got.State
-	})
+	followsSteps(t, a, b, r, ipB, "pb", []float64{10, 25, 50, 100})
 	if d := b.must("GET", "/api/v1/load_balancers/www", nil)["default_pools"].([]any); len(d) != 2 || d[0] != "pb" || d[1] != "pa" {
 		t.Fatalf("completion left www's order at %v", d)
 	}
