@@ -65,6 +65,28 @@ func (w *world) down(pool string, origins ...string) {
 	}
 }
 
+// compileAt compiles w with now as the clock, which the snapshots Update
+// derives from it keep: a test moves the time by changing what now reads.
+func (w *world) compileAt(t testing.TB, now func() time.Time) *Snapshot {
+	t.Helper()
+	s, err := CompileFor(&w.cfg, w.health.h(), Options{Now: now})
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	return s
+}
+
+// update derives a snapshot of w, as it is now, from prev, with no
+// object marked changed: what moves is the clock or the health.
+func (w *world) update(t testing.TB, prev *Snapshot) *Snapshot {
+	t.Helper()
+	s, err := Update(prev, &w.cfg, w.health.h(), map[string]bool{})
+	if err != nil {
+		t.Fatalf("update: %v", err)
+	}
+	return s
+}
+
 func (w *world) compile(t testing.TB) *Snapshot {
 	t.Helper()
 	s, err := Compile(&w.cfg, w.health.h())

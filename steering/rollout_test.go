@@ -37,10 +37,7 @@ func TestRolloutStepsByClock(t *testing.T) {
 	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	w := rolloutWorld(start)
 	at := start.Add(-time.Second)
-	s, err := CompileFor(&w.cfg, w.health.h(), Options{Now: func() time.Time { return at }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := w.compileAt(t, func() time.Time { return at })
 	if got := weights(s); got != [2]float64{0.5, 0.5} {
 		t.Fatalf("before the start: %v", got)
 	}
@@ -50,9 +47,7 @@ func TestRolloutStepsByClock(t *testing.T) {
 	for i, want := range [][2]float64{{0.54, 0.46}, {0.6, 0.4}, {0.7, 0.3}, {0.9, 0.1}} {
 		at = start.Add(time.Duration(i)*time.Minute + 30*time.Second)
 		prev := s
-		if s, err = Update(prev, &w.cfg, w.health.h(), map[string]bool{}); err != nil {
-			t.Fatal(err)
-		}
+		s = w.update(t, prev)
 		if got := weights(s); got != want {
 			t.Fatalf("step %d: weights %v, want %v", i+1, got, want)
 		}
@@ -63,10 +58,7 @@ func TestRolloutStepsByClock(t *testing.T) {
 			t.Fatalf("step %d: next boundary %v, want %v", i+1, next, want)
 		}
 		// A full compile at the same moment holds the same weights.
-		c, err := CompileFor(&w.cfg, w.health.h(), Options{Now: func() time.Time { return at }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := w.compileAt(t, func() time.Time { return at })
 		if weights(c) != want {
 			t.Fatalf("step %d: a full compile holds %v", i+1, weights(c))
 		}
@@ -98,10 +90,7 @@ func TestRolloutPausedHolds(t *testing.T) {
 	paused := start.Add(90 * time.Second)
 	r.State, r.PausedAt = pools.RolloutPaused, &paused
 	at := start.Add(time.Hour)
-	s, err := CompileFor(&w.cfg, w.health.h(), Options{Now: func() time.Time { return at }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := w.compileAt(t, func() time.Time { return at })
 	if got := weights(s); got != [2]float64{0.6, 0.4} {
 		t.Fatalf("paused in step 2: %v", got)
 	}
@@ -164,10 +153,7 @@ func guardSays(t *testing.T, w *world, r *pools.Rollout, steps []guardStep) {
 func TestDecideUnderRolloutAllocatesNothing(t *testing.T) {
 	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	w := rolloutWorld(start)
-	s, err := CompileFor(&w.cfg, w.health.h(), Options{Now: func() time.Time { return start.Add(90 * time.Second) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := w.compileAt(t, func() time.Time { return start.Add(90 * time.Second) })
 	if got := weights(s); got != [2]float64{0.6, 0.4} {
 		t.Fatalf("step 2 weights %v", got)
 	}
@@ -239,10 +225,7 @@ func TestRolloutOrderStepsByClock(t *testing.T) {
 	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	w := orderWorld(start)
 	at := start.Add(-time.Second)
-	s, err := CompileFor(&w.cfg, w.health.h(), Options{Now: func() time.Time { return at }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := w.compileAt(t, func() time.Time { return at })
 	if got := newOrderShare(t, s, 1000); got != 0 {
 		t.Fatalf("before the start: %.1f %% new order", got)
 	}
@@ -250,9 +233,7 @@ func TestRolloutOrderStepsByClock(t *testing.T) {
 	for i, want := range []float64{10, 25, 50, 100} {
 		at = start.Add(time.Duration(i)*time.Minute + 30*time.Second)
 		prev := s
-		if s, err = Update(prev, &w.cfg, w.health.h(), map[string]bool{}); err != nil {
-			t.Fatal(err)
-		}
+		s = w.update(t, prev)
 		if s.LoadBalancer("www.glb.example.com") == prev.LoadBalancer("www.glb.example.com") {
 			t.Fatalf("step %d: Update kept the load balancer compiled at the step before", i+1)
 		}
@@ -266,10 +247,7 @@ func TestRolloutOrderStepsByClock(t *testing.T) {
 			}
 		}
 		moved = now
-		c, err := CompileFor(&w.cfg, w.health.h(), Options{Now: func() time.Time { return at }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := w.compileAt(t, func() time.Time { return at })
 		if got := newOrderShare(t, c, 20000); math.Abs(got-want) > 1 {
 			t.Fatalf("step %d: a full compile answers %.1f %% new order", i+1, got)
 		}
@@ -295,10 +273,7 @@ func TestRolloutOrderStepsByClock(t *testing.T) {
 func TestRolloutOrderTraceAndPreview(t *testing.T) {
 	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	w := orderWorld(start)
-	s, err := CompileFor(&w.cfg, w.health.h(), Options{Now: func() time.Time { return start.Add(150 * time.Second) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := w.compileAt(t, func() time.Time { return start.Add(150 * time.Second) })
 	_, tr, _ := decide(t, s, "www.glb.example.com", Request{}, fixedRand(0.2))
 	if tr.Rollout == nil || tr.Rollout.ID != "r2" || tr.Rollout.Percent != 50 || tr.Rollout.Order != "new" || tr.Pool.ID != "pb" {
 		t.Fatalf("a draw under the share: rollout %+v, pool %s", tr.Rollout, tr.Pool.ID)
@@ -334,10 +309,7 @@ func TestRolloutOrderGuard(t *testing.T) {
 func TestDecideUnderOrderRolloutAllocatesNothing(t *testing.T) {
 	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	w := orderWorld(start)
-	s, err := CompileFor(&w.cfg, w.health.h(), Options{Now: func() time.Time { return start.Add(150 * time.Second) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := w.compileAt(t, func() time.Time { return start.Add(150 * time.Second) })
 	lb, req := s.LoadBalancer("www.glb.example.com"), benchRequest()
 	if lb.order == nil {
 		t.Fatal("no staged order compiled at step 3")

@@ -20,10 +20,7 @@ func shift(id string, target pools.ShiftTarget, from, to time.Duration, lbs ...s
 
 func compileAt(t testing.TB, w *world, at time.Time) *Snapshot {
 	t.Helper()
-	s, err := CompileFor(&w.cfg, w.health.h(), Options{Now: func() time.Time { return at }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := w.compileAt(t, func() time.Time { return at })
 	return s
 }
 
