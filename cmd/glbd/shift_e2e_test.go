@@ -330,7 +330,7 @@ func TestLoadSheddingOverDNS(t *testing.T) {
 	a.must("PATCH", "/api/v1/load_balancers/www", map[string]any{"zonal_affinity": map[string]any{"spillover": "ZONAL_AFFINITY_DISABLED"}})
 	a.must("PATCH", "/api/v1/pools/primary", map[string]any{"load_shedding": map[string]any{"default_percent": 30, "default_policy": "hash"}})
 	c := &dns.Client{Net: "udp", Timeout: 2 * time.Second}
-	ask := func(subnet net.IP, bits uint8) string {
+	query := func(subnet net.IP, bits uint8) (*dns.Msg, error) {
 		m := new(dns.Msg)
 		m.SetQuestion("www.glb.example.com.", dns.TypeA)
 		o := &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}}
@@ -339,11 +339,21 @@ func TestLoadSheddingOverDNS(t *testing.T) {
 		o.Option = append(o.Option, &dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: family, SourceNetmask: bits, Address: subnet})
 		m.Extra = append(m.Extra, o)
 		r, _, err := c.Exchange(m, a.dns)
+		return r, err
+	}
+	ask := func(subnet net.IP, bits uint8) string {
+		r, err := query(subnet, bits)
 		if err != nil || len(r.Answer) == 0 {
 			t.Fatalf("query: %v %v", err, r)
 		}
 		return r.Answer[0].(*dns.A).A.String()
 	}
+	// The writes above reach DNS through a snapshot, which a loaded
+	// machine publishes later: until then www is NXDOMAIN.
+	eventually(t, 10*time.Second, "www answered", func() (bool, string) {
+		r, err := query(net.IPv4(10, 1, 0, 0), 24)
+		return err == nil && len(r.Answer) > 0, fmt.Sprint(err, r)
+	})
 	shedShare := func(n int, subnet func(i int) net.IP) (float64, []string) {
 		got := make([]string, n)
 		shed := 0
