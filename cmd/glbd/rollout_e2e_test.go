@@ -163,13 +163,8 @@ func TestRolloutSharesFollowStepsAndRollBack(t *testing.T) {
 		{"name": "a", "address": ipA, "weight": 0.5}, {"name": "b", "address": origins[1].ip(), "weight": 0.5}}})
 	eventually(t, 5*time.Second, "both nodes answer half and half again", func() (bool, string) { return bothAt(a, b, ipA, 50) })
 	r = startRollout(t, b, "6s")
-	inStep(t, r, 1, 500*time.Millisecond, 3*time.Second)
-	if s := shareOf(t, a, ipA); !near(s, 60) {
-		t.Fatalf("step 2: a's share %.1f %%, want 60 ± 3", s)
-	}
-	rollsBackOnStop(t, a, b, r, origins[0], "origin a")
+	rollsBackOnStop(t, a, b, r, origins[0], "a", 60)
 	// Origin a back: the original weights answer, on both nodes.
-	origins[0].start()
 	eventually(t, 5*time.Second, "the original weights answer on both nodes", func() (bool, string) { return bothAt(a, b, ipA, 50) })
 	auditedRollBack(t, a, r.ID)
 }
@@ -200,12 +195,17 @@ func followsSteps(t *testing.T, a, b *glbd, r pools.Rollout, ip, what string, wa
 	})
 }
 
-// rollsBackOnStop stops o, the origin rollout r (in its step two) moves
-// traffic to, and checks that the health guard rolls r back within one
-// check interval plus a second, as node a sees it, and that node b reads
-// the failed step and a reason; what names o in the messages.
-func rollsBackOnStop(t *testing.T, a, b *glbd, r pools.Rollout, o *originServer, what string) {
+// rollsBackOnStop waits for step two of r and checks that node a gives
+// o, the origin r moves traffic to (named what), the share want; then
+// stops o and checks that the health guard rolls r back within one check
+// interval plus a second, as node a sees it, and that node b reads the
+// failed step and a reason; then starts o again.
+func rollsBackOnStop(t *testing.T, a, b *glbd, r pools.Rollout, o *originServer, what string, want float64) {
 	t.Helper()
+	inStep(t, r, 1, 500*time.Millisecond, 3*time.Second)
+	if s := shareOf(t, a, o.ip()); !near(s, want) {
+		t.Fatalf("step 2: %s's share %.1f %%, want %.0f ± 3", what, s, want)
+	}
 	stopped := time.Now()
 	o.stop()
 	const bound = time.Second + time.Second // one check interval plus a second
@@ -214,14 +214,15 @@ func rollsBackOnStop(t *testing.T, a, b *glbd, r pools.Rollout, o *originServer,
 		return got.State == pools.RolloutRolledBack, got.State
 	})
 	took := time.Since(stopped)
-	t.Logf("%s stopped → rolled back in %v (bound %v)", what, took.Round(time.Millisecond), bound)
+	t.Logf("%s's origin stopped → rolled back in %v (bound %v)", what, took.Round(time.Millisecond), bound)
 	if took > bound {
-		t.Errorf("rolled back %v after %s stopped, more than one check interval plus a second", took, what)
+		t.Errorf("rolled back %v after %s's origin stopped, more than one check interval plus a second", took, what)
 	}
 	got := rolloutOf(t, b, r.ID)
 	if got.FailedStep == nil || *got.FailedStep != 1 || got.EndReason == "" {
 		t.Errorf("rolled back: failed_step %v, end_reason %q; want step 2 (index 1) and the guard's reason", got.FailedStep, got.EndReason)
 	}
+	o.start()
 }
 
 // auditedRollBack checks the audit log of a rollout rolled back in step
