@@ -113,8 +113,8 @@ func execute(ctx context.Context, cl *client, f *configFile, p *plan, staged *st
 					if s.order != nil {
 						what = fmt.Sprintf("default_pools %v", s.order)
 					}
-					fmt.Fprintf(out, "rollout %s started for %s: %s in steps %s every %s (glbctl rollouts show %s)\n",
-						id, s.key(), what, staged.steps, staged.interval, id)
+					fmt.Fprintf(out, "rollout %s started for %s: %s in steps %s every %s%s (glbctl rollouts show %s)\n",
+						id, s.key(), what, staged.steps, staged.interval, staged.guardText(), id)
 				}
 				break
 			}
@@ -195,6 +195,7 @@ type stagedApply struct {
 	steps    string
 	interval string
 	reason   string
+	guards   pools.RolloutGuards
 	// percents are steps parsed.
 	percents []float64
 }
@@ -204,6 +205,24 @@ func (s *stagedApply) flags(fs *flag.FlagSet) {
 	fs.StringVar(&s.steps, "steps", "10,25,50,100", "with --staged: percentages of the way, increasing, the last 100")
 	fs.StringVar(&s.interval, "step-interval", "5m", "with --staged: how long each step holds (30s, 5m, 1h)")
 	fs.StringVar(&s.reason, "reason", "glbctl apply --staged", "with --staged: the rollouts' reason")
+	fs.StringVar(&s.guards.Webhook, "webhook", "", "with --staged: a URL POSTed each rollout at every step; an answer other than 2xx rolls it back")
+	fs.StringVar(&s.guards.Query, "query", "", "with --staged: a Prometheus instant query asked at every step; an empty result or a value not above 0 rolls the rollout back (needs --prometheus)")
+	fs.StringVar(&s.guards.Prometheus, "prometheus", "", "with --staged --query: the Prometheus base URL the query is asked of")
+}
+
+// guardText names the guards given besides the health ones, "" for none.
+func (s *stagedApply) guardText() string {
+	var g []string
+	if s.guards.Webhook != "" {
+		g = append(g, "webhook "+s.guards.Webhook)
+	}
+	if s.guards.Query != "" {
+		g = append(g, fmt.Sprintf("query %q on %s", s.guards.Query, s.guards.Prometheus))
+	}
+	if len(g) == 0 {
+		return ""
+	}
+	return ", guarded by " + strings.Join(g, " and ")
 }
 
 var weightPath = regexp.MustCompile(`^origins\[(\d+)\]\.weight$`)
@@ -227,7 +246,7 @@ func (s *stagedApply) mark(p *plan) error {
 		}
 		s.percents = append(s.percents, f)
 	}
-	staging := fmt.Sprintf("steps %s %% every %s", s.steps, s.interval)
+	staging := fmt.Sprintf("steps %s %% every %s%s", s.steps, s.interval, s.guardText())
 	var errs []string
 	for _, st := range p.steps {
 		if st.act != actUpdate {
@@ -305,9 +324,9 @@ func weightChange(st *step) string {
 
 // start begins the rollout of step st.
 func (s *stagedApply) start(ctx context.Context, cl *client, st *step) (string, error) {
-	doc := map[string]any{"pool": st.id, "weights": st.rollout, "steps": s.percents, "step_interval": s.interval, "reason": s.reason}
+	doc := map[string]any{"pool": st.id, "weights": st.rollout, "steps": s.percents, "step_interval": s.interval, "reason": s.reason, "guards": s.guards}
 	if st.order != nil {
-		doc = map[string]any{"load_balancer": st.id, "default_pools": st.order, "steps": s.percents, "step_interval": s.interval, "reason": s.reason}
+		doc = map[string]any{"load_balancer": st.id, "default_pools": st.order, "steps": s.percents, "step_interval": s.interval, "reason": s.reason, "guards": s.guards}
 	}
 	body, err := json.Marshal(doc)
 	if err != nil {

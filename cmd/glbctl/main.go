@@ -35,7 +35,8 @@ const usage = `glbctl manages a glb node's configuration through its REST API.
 Usage:
   glbctl apply -f FILE [--prune] [--dry-run] [--plan PLAN]
   glbctl apply -f FILE --staged [--steps 10,25,50,100] [--step-interval 5m] [--reason TEXT]
-                                                  pools' weight changes become rollouts, in steps
+        [--webhook URL] [--query PROMQL --prometheus URL]
+                                                  weight and pool order changes become rollouts
   glbctl rollouts [list [--status S]|show ID|pause ID|resume ID|abort ID [--reason TEXT]]
   glbctl diff -f FILE [--prune] [--plan PLAN]     exit 0: no differences, 1: differences, 2: trouble
   glbctl diff LB --version N                      what a rollback of LB to version N would change (exit as above)

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/glb-dns/glb/internal/testnode"
 )
 
 // A rollout runs on the server; glbctl starts it from a file (apply
@@ -57,7 +62,8 @@ func TestApplyStaged(t *testing.T) {
 // default_pools change and a pool's weight change as rollouts (steps and
 // interval), changing nothing; apply --staged starts the order change as
 // a rollout and leaves the stored order as it was; an order changed with
-// other fields is refused, changing nothing.
+// other fields is refused, changing nothing; --webhook becomes the
+// rollouts' webhook guard, which the server then asks.
 func TestApplyStagedOrder(t *testing.T) {
 	t.Parallel()
 	n, content := startNode(t), ""
@@ -72,10 +78,17 @@ func TestApplyStagedOrder(t *testing.T) {
 		"    default_pools: [extra, web]\n    fallback_pool: web\n    answers: 0\n", 1)
 	edited = strings.Replace(edited, "weight: 0.5, zone: zone-1}", "weight: 0.1, zone: zone-1}", 1)
 	file := writeFile(t, "staged.yaml", edited)
-	out := n.mustCtl(exitOK, "apply", "-f", file, "--staged", "--dry-run", "--steps", "20,100", "--step-interval", "1h")
+	var asked atomic.Int32
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(hook.Close)
+	out := n.mustCtl(exitOK, "apply", "-f", file, "--staged", "--dry-run", "--steps", "20,100", "--step-interval", "1h", "--webhook", hook.URL)
+	guarded := "steps 20,100 % every 1h, guarded by webhook " + hook.URL
 	for _, want := range []string{
-		"» load_balancers/www (revision 1): rollout, steps 20,100 % every 1h: default_pools [web] → [extra web]",
-		"» pools/web (revision 1): rollout, steps 20,100 % every 1h: weights b 0.5→0.1",
+		"» load_balancers/www (revision 1): rollout, " + guarded + ": default_pools [web] → [extra web]",
+		"» pools/web (revision 1): rollout, " + guarded + ": weights b 0.5→0.1",
 		"0 to create, 0 to update, 0 to delete", ", 2 to start as rollouts", "dry run: nothing was changed",
 	} {
 		if !strings.Contains(out, want) {
@@ -85,9 +98,20 @@ func TestApplyStagedOrder(t *testing.T) {
 	if out := n.mustCtl(exitOK, "rollouts"); strings.Contains(out, "running") {
 		t.Fatalf("the dry run started rollouts:\n%s", out)
 	}
-	out = n.mustCtl(exitOK, "apply", "-f", file, "--staged", "--steps", "20,100", "--step-interval", "1h", "--reason", "extra first")
-	if !strings.Contains(out, "started for load_balancers/www: default_pools [extra web] in steps 20,100 every 1h") || !strings.Contains(out, "2 rollouts started") {
+	out = n.mustCtl(exitOK, "apply", "-f", file, "--staged", "--steps", "20,100", "--step-interval", "1h", "--reason", "extra first", "--webhook", hook.URL)
+	if !strings.Contains(out, "started for load_balancers/www: default_pools [extra web] in steps 20,100 every 1h, guarded by webhook "+hook.URL) || !strings.Contains(out, "2 rollouts started") {
 		t.Fatalf("staged apply:\n%s", out)
+	}
+	var rollouts []map[string]any
+	_, _, b := n.client().Do(t, "GET", apiPrefix+"/rollouts", nil)
+	testnode.Result(b, &rollouts)
+	if len(rollouts) != 2 {
+		t.Fatalf("%d rollouts stored, want 2", len(rollouts))
+	}
+	for _, r := range rollouts {
+		if g, _ := r["guards"].(map[string]any); g["webhook"] != hook.URL {
+			t.Fatalf("a rollout started with guards %v, want the webhook %s", g, hook.URL)
+		}
 	}
 	if _, www := n.call("GET", "/api/v1/load_balancers/www", nil, ""); len(www["default_pools"].([]any)) != 1 {
 		t.Fatalf("--staged wrote the order at once: %v", www["default_pools"])
@@ -95,5 +119,8 @@ func TestApplyStagedOrder(t *testing.T) {
 	if out := n.mustCtl(exitOK, "rollouts", "--status", "running"); !strings.Contains(out, "load_balancers/www") ||
 		!strings.Contains(out, "default_pools [web]→[extra web]") || !strings.Contains(out, "pools/web") {
 		t.Fatalf("list:\n%s", out)
+	}
+	if asked.Load() == 0 {
+		t.Fatal("the webhook --webhook named was never asked")
 	}
 }
