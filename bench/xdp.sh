@@ -6,7 +6,9 @@
 # For each repetition, each load and each server (and the generator
 # alone, with nothing answering): answers per second, the loss, the whole
 # machine's busy CPU during the run minus the generator's alone at the
-# same load in the same repetition ("net"), the server process's own CPU
+# same load, measured just before that server started ("net": the
+# machine's own drift, which swung the generator alone by tens of points
+# over a repetition, lands in both), the server process's own CPU
 # (user + system, all threads) and the machine's softirq time, where a
 # kernel's receive and send work lands. All CPU figures are % of one
 # core. The servers answer static.example.com A from the same zone.
@@ -169,8 +171,16 @@ start_server() { # name
   die "$name does not answer (see $RUNDIR/logs/$name.log)"
 }
 
-# cpu: the machine's busy and softirq clock ticks.
-cpu() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $8}' /proc/stat; }
+# cpu: the machine's softirq clock ticks.
+cpu() { awk '/^cpu /{print $8}' /proc/stat; }
+# tasks: every task's user + system clock ticks, by pid. The machine's
+# busy time is their sum (with the generator's own, which starts and ends
+# inside a run) rather than /proc/stat's busy ticks: those are sampled at
+# each tick, and a generator pacing its sends by timers that fire with the
+# tick is seen idle or busy by its phase (the generator alone read 3 % to
+# 67 % busy while its own time was a steady 15-20 %). A task's times are
+# its measured run time split by the ticks, so their sum is not sampled.
+tasks() { cat /proc/[0-9]*/stat 2>/dev/null | awk '{ pid = $1; sub(/^.*\) /, ""); print pid, $12 + $13 }'; }
 # ticks: a process's user + system clock ticks, all threads.
 ticks() { [ -n "$1" ] && awk '{print $14+$15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 HZ=$(getconf CLK_TCK)
@@ -179,13 +189,16 @@ RESULTS="$RUNDIR/results.tsv"
 printf 'rep\tload\tserver\tanswers_per_s\tloss_pct\tbusy_pct\tserver_pct\tgen_pct\tsoftirq_pct\n' >"$RESULTS"
 
 measure() { # rep load name
-  local rep=$1 load=$2 name=$3 out b0 s0 p0 t0 b1 s1 p1 t1 secs replies sent gen
-  read -r b0 s0 < <(cpu)
+  local rep=$1 load=$2 name=$3 out b s0 p0 t0 s1 p1 t1 secs replies sent gen
+  tasks >"$RUNDIR/tasks0"
+  read -r s0 < <(cpu)
   p0=$(ticks "$SPID")
   t0=$(date +%s.%N)
   out=$( (C kxdpgun -t "$DURATION" -Q "$load" -i "$RUNDIR/queries.txt" -I "$IF_C" -L "$MAC_C" -R "$MAC_S" -l "$ADDR_C" "$ADDR_S" 2>&1; times) )
   t1=$(date +%s.%N)
-  read -r b1 s1 < <(cpu)
+  read -r s1 < <(cpu)
+  tasks >"$RUNDIR/tasks1"
+  b=$(awk 'NR == FNR { t[$1] = $2; next } $1 in t { d += $2 - t[$1] } END { print d + 0 }' "$RUNDIR/tasks0" "$RUNDIR/tasks1")
   p1=$(ticks "$SPID")
   echo "$out" >"$RUNDIR/logs/kxdpgun-$rep-$load-$name.log"
   sent=$(echo "$out" | awk '/^total queries:/{print $3}')
@@ -197,10 +210,10 @@ measure() { # rep load name
     print u[1]*60+u[2]+s[1]*60+s[2]}')
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b - a}')
   awk -v rep="$rep" -v ld="$load" -v name="$name" -v sent="$sent" -v rep_n="$replies" -v d="$DURATION" \
-    -v b="$((b1 - b0))" -v s="$((s1 - s0))" -v p="$((p1 - p0))" -v g="$gen" -v secs="$secs" -v hz="$HZ" 'BEGIN{
+    -v b="$b" -v s="$((s1 - s0))" -v p="$((p1 - p0))" -v g="$gen" -v secs="$secs" -v hz="$HZ" 'BEGIN{
       loss = sent > 0 ? 100 * (sent - rep_n) / sent : 100
       printf "%s\t%s\t%s\t%.0f\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\n", rep, ld, name, rep_n / d, loss,
-        100 * b / hz / secs, 100 * p / hz / secs, 100 * g / secs, 100 * s / hz / secs }' >>"$RESULTS"
+        100 * (b / hz + g) / secs, 100 * p / hz / secs, 100 * g / secs, 100 * s / hz / secs }' >>"$RESULTS"
   tail -1 "$RESULTS" >&2
 }
 
@@ -221,8 +234,8 @@ profile() { # name load: a whole-machine profile beside a run
 
 log "loads: $LOADS q/s, $DURATION s each, $REPS repetitions; servers: gen (nothing answering) $SERVERS"
 for rep in $(seq 1 "$REPS"); do
-  for load in $LOADS; do measure "$rep" "$load" gen; done
   for name in $SERVERS; do
+    for load in $LOADS; do measure "$rep" "$load" gen; done
     start_server "$name"
     [ "$rep" = 1 ] && case "$name" in glb-*) profile "$name" "${LOADS%% *}" ;; esac
     for load in $LOADS; do measure "$rep" "$load" "$name"; done
@@ -231,17 +244,16 @@ for rep in $(seq 1 "$REPS"); do
 done
 
 # The table: medians over the repetitions; net = busy - the generator's
-# busy at the same load in the same repetition.
+# busy at the same load just before (the rows are in the order run).
 echo
 echo "kxdpgun over veth, $DURATION s per run, medians of $REPS; CPU in % of one core"
 gawk -F'\t' 'NR > 1 {
     k = $2 SUBSEP $3; n[k]++
     ans[k, n[k]] = $4; loss[k, n[k]] = $5; busy[k, n[k]] = $6; srv[k, n[k]] = $7; gen[k, n[k]] = $8; sirq[k, n[k]] = $9
-    g[$1, $2] = ($3 == "gen") ? $6 : g[$1, $2]
-    row[NR] = $0
+    if ($3 == "gen") g[$2] = $6
+    else { m[k]++; net[k, m[k]] = $6 - g[$2] }
   }
   END {
-    for (i in row) { split(row[i], f, "\t"); if (f[3] != "gen") { k = f[2] SUBSEP f[3]; m[k]++; net[k, m[k]] = f[6] - g[f[1], f[2]] } }
     printf "%-8s %-10s %12s %7s %8s %8s %9s %9s   %s\n", "load", "server", "answers/s", "loss%", "busy", "net", "server", "softirq", "net per rep"
     for (k in n) keys[++nk] = k
     asort(keys)
