@@ -180,7 +180,8 @@ cpu() { awk '/^cpu /{print $8}' /proc/stat; }
 # tick is seen idle or busy by its phase (the generator alone read 3 % to
 # 67 % busy while its own time was a steady 15-20 %). A task's times are
 # its measured run time split by the ticks, so their sum is not sampled.
-tasks() { cat /proc/[0-9]*/stat 2>/dev/null | awk '{ pid = $1; sub(/^.*\) /, ""); print pid, $12 + $13 }'; }
+# A task that exits while being read is left out (cat then fails).
+tasks() { { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk '{ pid = $1; sub(/^.*\) /, ""); print pid, $12 + $13 }'; }
 # ticks: a process's user + system clock ticks, all threads.
 ticks() { [ -n "$1" ] && awk '{print $14+$15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 HZ=$(getconf CLK_TCK)
