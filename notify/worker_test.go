@@ -2,21 +2,18 @@ package notify_test
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/glb-dns/glb/internal/testnode"
+	"github.com/glb-dns/glb/internal/webhooktest"
 	"github.com/glb-dns/glb/notify"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/pools/embedded"
@@ -50,7 +47,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	signed := verify(r.secret, req.Header, body)
+	signed := webhooktest.Check(r.secret, req.Header, body) == ""
 	r.got = append(r.got, received{path: req.URL.Path, header: req.Header.Clone(), body: body, signed: signed})
 	if strings.HasPrefix(req.URL.Path, "/signed") && !signed {
 		http.Error(w, "bad signature", http.StatusUnauthorized)
@@ -63,35 +60,6 @@ func (r *receiver) all() []received {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]received(nil), r.got...)
-}
-
-// verify is the receiver's side of Standard Webhooks: the HMAC-SHA256
-// of "id.timestamp.body" with the base64-decoded secret, compared with
-// each "v1," signature, and a timestamp within five minutes.
-func verify(secret string, h http.Header, body []byte) bool {
-	id, ts, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
-	if id == "" || ts == "" || sigs == "" || !strings.HasPrefix(secret, "whsec_") {
-		return false
-	}
-	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || time.Since(time.Unix(sec, 0)).Abs() > 5*time.Minute {
-		return false
-	}
-	key, err := base64.StdEncoding.DecodeString(secret[len("whsec_"):])
-	if err != nil {
-		return false
-	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(id + "." + ts + "." + string(body)))
-	want := mac.Sum(nil)
-	for _, s := range strings.Fields(sigs) {
-		v, b64, ok := strings.Cut(s, ",")
-		got, err := base64.StdEncoding.DecodeString(b64)
-		if ok && v == "v1" && err == nil && hmac.Equal(got, want) {
-			return true
-		}
-	}
-	return false
 }
 
 func openStore(t *testing.T) pools.Store {

@@ -1,21 +1,18 @@
 package main
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/glb-dns/glb/internal/webhooktest"
 	"github.com/glb-dns/glb/pools"
 )
 
@@ -51,7 +48,7 @@ func (r *hookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h := hook{path: req.URL.Path, at: time.Now(), status: r.status}
-	h.bad = checkSignature(r.secrets[req.URL.Path], req.Header, body)
+	h.bad = webhooktest.Check(r.secrets[req.URL.Path], req.Header, body)
 	if err := json.Unmarshal(body, &h.event); err != nil {
 		h.bad += " body: " + err.Error()
 	}
@@ -78,36 +75,6 @@ func (r *hookReceiver) hooks(path string) []hook {
 		}
 	}
 	return out
-}
-
-// checkSignature says what is wrong with a Standard Webhooks request
-// ("" when nothing): webhook-id, webhook-timestamp within 5 minutes, and
-// a v1 signature equal to the base64 HMAC-SHA256 of "id.timestamp.body"
-// keyed with the secret's base64 part.
-func checkSignature(secret string, h http.Header, body []byte) string {
-	id, ts, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
-	if id == "" || ts == "" || sigs == "" {
-		return "missing webhook headers"
-	}
-	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || time.Since(time.Unix(sec, 0)).Abs() > 5*time.Minute {
-		return "timestamp " + ts
-	}
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
-	if err != nil || !strings.HasPrefix(secret, "whsec_") {
-		return "no whsec_ secret for this path"
-	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(id + "." + ts + "." + string(body)))
-	want := mac.Sum(nil)
-	for _, s := range strings.Fields(sigs) {
-		if v, b, ok := strings.Cut(s, ","); ok && v == "v1" {
-			if got, err := base64.StdEncoding.DecodeString(b); err == nil && hmac.Equal(got, want) {
-				return ""
-			}
-		}
-	}
-	return "signature mismatch"
 }
 
 // subscribe creates a standard subscription to path and gives its
