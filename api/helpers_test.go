@@ -273,6 +273,15 @@ func networkBody(cidr string) map[string]any {
 	return map[string]any{"cidr": cidr, "zone": "zone-1", "region": "WEU", "country": "DE"}
 }
 
+// anotherPool creates a pool like the fixture's (poolBody, under the same
+// monitor) named name and returns its id.
+func (e *env) anotherPool(f fixture, name string) string {
+	e.t.Helper()
+	body := poolBody(f.monitor)
+	body["name"] = name
+	return e.create(pools.KindPool, body)["id"].(string)
+}
+
 // fixture creates one of every kind and returns their ids.
 type fixture struct{ zone, monitor, pool, lb, network string }
 

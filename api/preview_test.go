@@ -308,9 +308,7 @@ func TestPreviewReal(t *testing.T) {
 	t.Parallel()
 	e := previewEnv(t, nil)
 	f := e.fixture()
-	us := poolBody(f.monitor)
-	us["name"] = "web-us"
-	usID := e.create(pools.KindPool, us)["id"].(string)
+	usID := e.anotherPool(f, "web-us")
 	body := lbBody(f.zone, f.pool)
 	body["name"], body["country_pools"] = "shop.glb.example.com", map[string]any{"DE": []string{usID}}
 	lb := e.create(pools.KindLoadBalancer, body)["id"].(string)

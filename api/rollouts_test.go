@@ -131,9 +131,7 @@ func TestRolloutOrder(t *testing.T) {
 	t.Parallel()
 	e := previewEnv(t, nil)
 	f := e.fixture()
-	body := poolBody(f.monitor)
-	body["name"] = "web-us"
-	us := e.create(pools.KindPool, body)["id"].(string)
+	us := e.anotherPool(f, "web-us")
 	e.setDefaultPools(f.lb, f.pool, us)
 	p := e.do("POST", "/api/v1/rollouts", map[string]any{"pool": f.pool, "load_balancer": f.lb, "default_pools": []string{us},
 		"reason": "x"}).problem(t, http.StatusBadRequest)

@@ -169,11 +169,8 @@ func TestSafetyRulesGlobalPoolsAndServingShare(t *testing.T) {
 	t.Parallel()
 	bothStores(t, func(t *testing.T, e *env) {
 		f := e.fixture()
-		body := poolBody(f.monitor)
-		body["name"] = "web-us"
-		second := e.create(pools.KindPool, body)["id"].(string)
-		body["name"] = "web-ap"
-		third := e.create(pools.KindPool, body)["id"].(string)
+		second := e.anotherPool(f, "web-us")
+		third := e.anotherPool(f, "web-ap")
 		e.setDefaultPools(f.lb, f.pool, second, third)
 		lb := lbBody(f.zone, third)
 		lb["name"] = "api.glb.example.com"

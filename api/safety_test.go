@@ -35,9 +35,7 @@ func TestSafetyNow(t *testing.T) {
 		}
 	})
 	f := e.fixture()
-	other := poolBody(f.monitor)
-	other["name"] = "web-us"
-	p2 := e.create(pools.KindPool, other)["id"].(string)
+	p2 := e.anotherPool(f, "web-us")
 	e.setDefaultPools(f.lb, f.pool, p2)
 	if r := e.do("POST", "/api/v1/shifts", map[string]any{"target": map[string]any{"pool": p2}, "reason": "bad deploy", "duration": "1h"}); r.status != http.StatusCreated {
 		t.Fatalf("shift of one of two pools: %d %s", r.status, r.body)
