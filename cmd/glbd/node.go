@@ -193,8 +193,7 @@ func (n *node) run(ctx context.Context) {
 				n.reloadConfigLogged(ctx)
 			}
 		case <-n.checker.Changes():
-			n.takeOwn() // our own state change: at once, without the store
-			n.rebuildHealth()
+			n.rebuildHealth() // our own state change: at once, without the store
 		case <-tick.C:
 			n.readHealth(ctx)
 			n.rebuildHealth()
@@ -342,11 +341,22 @@ func (n *node) readHealth(ctx context.Context) {
 	n.notify.ObserveNodes(n.beats, time.Now())
 }
 
+// agreed is the agreed health now, with our own checks taken as they are
+// now. The loop may have waited on an unreachable store for longer than a
+// freshness window since it last took them (each read times out), and our
+// own view must never look stale to ourselves: a write compiled after
+// such a wait would otherwise drop our votes and RTTs for a moment, and
+// answer a dynamic_latency client from another region's measurements.
+func (n *node) agreed() *pools.Health {
+	n.takeOwn()
+	return n.tally.Health(time.Now())
+}
+
 func (n *node) rebuildHealth() {
 	if n.cfg == nil {
 		return
 	}
-	h := n.tally.Health(time.Now())
+	h := n.agreed()
 	if h == n.health {
 		return
 	}
@@ -374,7 +384,7 @@ func (n *node) apply(cfg *pools.Config, fromStore bool) {
 	wasFile := n.fromFile
 	n.fromFile = !fromStore
 	n.tally.Configure(cfg)
-	h := n.tally.Health(time.Now())
+	h := n.agreed()
 	// A configuration from the file, or the first from the store after
 	// one, compiles in full: nothing is shared with what came before.
 	var changed map[string]bool
