@@ -14,12 +14,6 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// answerBucket holds the answer counts: load balancer NUL step bucket
-// (8 bytes, big-endian Unix seconds) node NUL pool NUL origin NUL region
-// NUL country NUL rcode → answers (8 bytes). The load balancer and step
-// lead, so that a read is one range per step. Made by the first write.
-var answerBucket = []byte("answer_counts")
-
 type answerKey struct {
 	step   int
 	bucket int64
@@ -176,10 +170,6 @@ func (s *Store) CompactAnswerCounts(ctx context.Context, fine, keep time.Time) e
 		return nil
 	})
 }
-
-// sampleBucket holds the query samples: load balancer key (8 bytes)
-// minute (8) qtype (2) node NUL subnet → queries (8), all big-endian.
-var sampleBucket = []byte("query_samples")
 
 // AddQuerySamples records a node's sampled queries; a row already
 // recorded for the node is replaced.

@@ -13,16 +13,6 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// The audit log: sequence number → JSON entry, and the last health state
-// recorded per origin ("pool/origin" → 0 or 1).
-var (
-	auditBucket       = []byte("audit")
-	auditHealthBucket = []byte("audit.health")
-)
-
-// auditBuckets are created when the store opens.
-var auditBuckets = [][]byte{auditBucket, auditHealthBucket, tokenBucket, tokenHashBucket}
-
 // audited runs a write of one object with the rules over a recording
 // transaction and appends its audit entry in the same bbolt transaction,
 // which concurrent writes may share (batch).

@@ -12,14 +12,6 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// The change log: one key per object written or deleted, revision ‖ kind
-// ‖ 0 ‖ id, no value. Revisions at or below the horizon (in the meta
-// bucket) are no longer covered: pruned, or written before the log.
-var (
-	changesBucket = []byte("changes")
-	horizonKey    = []byte("changes_horizon")
-)
-
 func putInt(b *bbolt.Bucket, key []byte, v int64) error {
 	var buf [8]byte
 	binary.BigEndian.PutUint64(buf[:], uint64(v))

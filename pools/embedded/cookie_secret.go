@@ -11,13 +11,6 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// cookieBucket holds the cookie secret under cookieKey. It is made on the
-// first use, so files from before cookies open unchanged.
-var (
-	cookieBucket = []byte("cookie_secret")
-	cookieKey    = []byte("secret")
-)
-
 // CookieSecret returns the cookie secret, made or rotated in one update.
 func (s *Store) CookieSecret(ctx context.Context, rotateAfter time.Duration) (pools.CookieSecret, error) {
 	var out pools.CookieSecret

@@ -10,10 +10,6 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// keysBucket maps a zone id to its JSON key list. It is made on the first
-// key write, so files from before DNSSEC open unchanged.
-var keysBucket = []byte("dnssec_keys")
-
 // zoneKeys reads a zone's keys: ErrNotFound without the zone. Keys older
 // than the zone belong to a deleted zone of the same id and are ignored,
 // so that deleting a zone needs no second bucket to clean.

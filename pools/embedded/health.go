@@ -13,27 +13,6 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// Health is kept as changes, as in PostgreSQL (migration 006):
-//
-//	health.nodes    node → heartbeat (region, published, epoch, seq)
-//	health.origins  node ‖ pool ‖ origin → the node's state of the origin and the seq that wrote it
-//	health.log      node ‖ seq ‖ pool ‖ origin → nothing: the origins in the order they changed
-//
-// Each string in a key is preceded by its length (uvarint), so that keys
-// of one node share a prefix and no name can run into the next. A reader
-// at seq s seeks node ‖ s+1 in health.log and finds exactly the origins
-// written since, each once, at its latest seq.
-var (
-	healthNodesBucket   = []byte("health.nodes")
-	healthOriginsBucket = []byte("health.origins")
-	healthLogBucket     = []byte("health.log")
-	// oldHealthBucket held whole views (one per node) before health was
-	// published as changes; Open drops it.
-	oldHealthBucket = []byte("health")
-)
-
-var healthBuckets = [][]byte{healthNodesBucket, healthOriginsBucket, healthLogBucket}
-
 type storedBeat struct {
 	Region    string    `json:"region"`
 	Published time.Time `json:"published"`

@@ -12,20 +12,6 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// Notifications: subscriptions (id → stored subscription, with its
-// secret), events (seq → event), event ids (id → seq), deliveries
-// (subscription id ‖ 0 ‖ seq → stored delivery) and the recorded states
-// (key → state). One node uses the file, so a claim is a lease written
-// like any other field.
-var (
-	notifySubBucket      = []byte("notify.subscriptions")
-	notifyEventBucket    = []byte("notify.events")
-	notifyEventIDBucket  = []byte("notify.event_ids")
-	notifyDeliveryBucket = []byte("notify.deliveries")
-	notifyStateBucket    = []byte("notify.state")
-	notifyBuckets        = [][]byte{notifySubBucket, notifyEventBucket, notifyEventIDBucket, notifyDeliveryBucket, notifyStateBucket}
-)
-
 type storedSubscription struct {
 	pools.Subscription
 	Secret string `json:"secret"`

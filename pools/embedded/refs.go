@@ -9,14 +9,6 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// The reference index: for each reference from one object to another, the
-// key target kind ‖ 0 ‖ target id ‖ 0 ‖ referrer kind ‖ 0 ‖ referrer id,
-// whose value is the referrer's name. Referrers is a scan of one prefix,
-// so that a write costs what it touches: every write of a pool lists the
-// load balancers using it (for its event), and a scan of every load
-// balancer there made a sync of a thousand names cost a million decodes.
-var refsBucket = []byte("refs")
-
 type ref struct {
 	kind pools.Kind
 	id   string

@@ -9,9 +9,6 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// rolloutStepBucket holds "id/step" for the rollout steps audited.
-var rolloutStepBucket = []byte("audit.rollout_step")
-
 // writeOne runs one audited write of an object of kind k, which fn
 // returns with the global revision, and wakes the watchers.
 func writeOne[T pools.Object](s *Store, ctx context.Context, k pools.Kind, fn func(t *pools.Recorder) (T, int64, error)) (T, error) {

@@ -9,10 +9,6 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// safetyRulesKey holds the global safety rules in the meta bucket; absent
-// until the first write, so files from before them open unchanged.
-var safetyRulesKey = []byte("safety_rules")
-
 // SafetyRules returns the global safety rules.
 func (s *Store) SafetyRules(ctx context.Context) (pools.SafetyRules, error) {
 	var out pools.SafetyRules

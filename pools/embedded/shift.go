@@ -9,9 +9,6 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// shiftExpiryBucket holds the ids of shifts whose expiry is audited.
-var shiftExpiryBucket = []byte("audit.shift_expiry")
-
 // StartShift stores s unless guard refuses it; see pools.StartShiftIn.
 func (s *Store) StartShift(ctx context.Context, sh *pools.Shift, guard func([]pools.Shift) error) (*pools.Shift, error) {
 	return writeOne(s, ctx, pools.KindShift, func(t *pools.Recorder) (*pools.Shift, int64, error) {

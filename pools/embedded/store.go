@@ -17,19 +17,6 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// Bucket layout: one bucket per kind (id → JSON object), an order index per
-// kind (created_on ‖ id → nothing) for pagination, a unique index per kind
-// with a unique key (key → id), the global revision, and health
-// (health.go).
-var (
-	metaBucket  = []byte("meta")
-	revisionKey = []byte("revision")
-)
-
-func objectBucket(k pools.Kind) []byte { return []byte(k) }
-func orderBucket(k pools.Kind) []byte  { return []byte(string(k) + ".order") }
-func uniqueBucket(k pools.Kind) []byte { return []byte(string(k) + ".unique") }
-
 // Store implements pools.Store over a bbolt file.
 type Store struct {
 	db       *bbolt.DB
@@ -51,13 +38,7 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("embedded store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
-		names := append(append([][]byte{metaBucket}, healthBuckets...), auditBuckets...)
-		names = append(names, tsigBucket, shiftExpiryBucket, rolloutStepBucket)
-		names = append(names, notifyBuckets...)
-		for _, k := range pools.StoredKinds {
-			names = append(names, objectBucket(k), orderBucket(k), uniqueBucket(k))
-		}
-		for _, n := range names {
+		for _, n := range openBuckets() {
 			if _, err := tx.CreateBucketIfNotExists(n); err != nil {
 				return err
 			}

@@ -10,12 +10,6 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// Tokens: name → stored token (with its hash), and hash → name.
-var (
-	tokenBucket     = []byte("tokens")
-	tokenHashBucket = []byte("tokens.hash")
-)
-
 // storedToken is a token with its hash, which pools.Token never marshals.
 type storedToken struct {
 	pools.Token

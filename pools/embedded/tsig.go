@@ -9,9 +9,6 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// tsigBucket: key name → stored key (with its secret).
-var tsigBucket = []byte("tsig")
-
 // storedTSIGKey is a key with its secret, which pools.TSIGKey never
 // marshals.
 type storedTSIGKey struct {
