@@ -29,18 +29,15 @@ type node struct {
 	token string
 }
 
-// startNode starts glbd on ports the kernel picks, with the embedded store
-// unless args name a database, and waits for the line saying where it
-// listens.
+// startNode starts glbd as testnode.StartGLBD does (the embedded store
+// unless args name a database); args come after.
 func startNode(t *testing.T, args ...string) *node {
 	t.Helper()
-	full := append([]string{glbdBin, "serve", "--dns-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
-		"--data-dir", t.TempDir(), "--node", "n1", "--region", "WEU"}, args...)
-	_, m := testnode.Start(t, "glbd", full, []string{"GLB_DATABASE_URL=", "GLB_API_TOKEN="}, testnode.Serving)
-	n := &node{t: t, dns: m[1], api: "http://" + m[2]}
-	for i, a := range full {
+	g := testnode.StartGLBD(t, glbdBin, args...)
+	n := &node{t: t, dns: g.DNS, api: g.API}
+	for i, a := range args {
 		if a == "--api-token" {
-			n.token = full[i+1]
+			n.token = args[i+1]
 		}
 	}
 	return n
