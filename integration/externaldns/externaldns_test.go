@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/external-dns/endpoint"
+
+	"github.com/glb-dns/glb/internal/testnode"
 )
 
 // Two clusters publish app.glb.test through the real ExternalDNS and
@@ -39,7 +41,7 @@ func TestTwoClustersFailOver(t *testing.T) {
 	if lb == nil {
 		t.Fatal("no load balancer for app.glb.test")
 	}
-	pools := strs(lb["default_pools"])
+	pools := testnode.Strings(lb["default_pools"])
 	if len(pools) != 2 {
 		t.Fatalf("default pools %v, want cluster-a's then cluster-b's", pools)
 	}
@@ -53,7 +55,7 @@ func TestTwoClustersFailOver(t *testing.T) {
 	g.must(http.MethodPost, "/pools", map[string]any{"id": "standby", "name": "standby",
 		"origins": []any{map[string]any{"name": "dr", "address": "127.0.0.9"}}})
 	g.must(http.MethodPatch, "/load_balancers/"+lb["id"].(string), map[string]any{"steering_policy": "off", "answers": 0, "fallback_pool": "standby", "ttl": 5})
-	eventually(t, 15*time.Second, "DNS answers with cluster a's origins", func() (bool, string) {
+	testnode.Eventually(t, 15*time.Second, "DNS answers with cluster a's origins", func() (bool, string) {
 		got := g.dig("app.glb.test", "A")
 		return got == "127.0.0.2 127.0.0.3", got
 	})
@@ -97,7 +99,7 @@ func TestTwoClustersFailOver(t *testing.T) {
 	b.set(&endpoint.Endpoint{DNSName: "app.glb.test", RecordType: "A", SetIdentifier: "cluster-b", Targets: []string{"127.0.0.4"},
 		ProviderSpecific: endpoint.ProviderSpecific{{Name: "webhook/glb-monitor", Value: "web-b"}}})
 	syncAll(t, a, b)
-	eventually(t, 15*time.Second, "DNS answers with cluster a's origins again", func() (bool, string) {
+	testnode.Eventually(t, 15*time.Second, "DNS answers with cluster a's origins again", func() (bool, string) {
 		got := g.dig("app.glb.test", "A")
 		return got == "127.0.0.2 127.0.0.3", got
 	})
@@ -106,7 +108,7 @@ func TestTwoClustersFailOver(t *testing.T) {
 	for _, o := range originsA {
 		o.srv.Close()
 	}
-	eventually(t, 20*time.Second, "DNS fails over to cluster b", func() (bool, string) {
+	testnode.Eventually(t, 20*time.Second, "DNS fails over to cluster b", func() (bool, string) {
 		got := g.dig("app.glb.test", "A")
 		return got == "127.0.0.4", got
 	})
@@ -116,7 +118,7 @@ func TestTwoClustersFailOver(t *testing.T) {
 	a.set()
 	a.mustSync()
 	lb = g.must(http.MethodGet, "/load_balancers/"+lb["id"].(string), nil)
-	if got := strs(lb["default_pools"]); !slices.Equal(got, pools[1:]) {
+	if got := testnode.Strings(lb["default_pools"]); !slices.Equal(got, pools[1:]) {
 		t.Errorf("after cluster a left: default pools %v, want %v", got, pools[1:])
 	}
 	if code, _ := g.call(http.MethodGet, "/pools/"+pools[0], nil); code != http.StatusNotFound {
@@ -177,16 +179,6 @@ func loadAverage() float64 {
 	}
 	f, _ := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
 	return f
-}
-
-func strs(v any) []string {
-	var out []string
-	if l, ok := v.([]any); ok {
-		for _, x := range l {
-			out = append(out, x.(string))
-		}
-	}
-	return out
 }
 
 func originAddrs(g *glb, pool string) []string {

@@ -1,8 +1,6 @@
 package externaldns
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/gob"
 	"encoding/json"
@@ -14,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +20,8 @@ import (
 	"sigs.k8s.io/external-dns/endpoint"
 	"sigs.k8s.io/external-dns/plan"
 	"sigs.k8s.io/external-dns/provider/webhook"
+
+	"github.com/glb-dns/glb/internal/testnode"
 )
 
 // The binaries under test, glbd and glb-externaldns from this checkout,
@@ -80,90 +79,12 @@ func setup(m *testing.M) (int, error) {
 	}
 	for _, b := range builds {
 		start := time.Now()
-		cmd := exec.Command("go", append(append([]string{"build"}, b.flags...), "-o", b.bin, b.pkg)...)
-		cmd.Dir = b.dir
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return 0, fmt.Errorf("building %s: %w", b.pkg, err)
+		if err := testnode.Build(b.dir, b.pkg, b.bin, b.flags...); err != nil {
+			return 0, err
 		}
 		fmt.Fprintf(os.Stderr, "externaldns test: built %s in %v\n", b.pkg, time.Since(start).Round(time.Second))
 	}
 	return m.Run(), nil
-}
-
-// process is a started binary whose stderr is kept, and matched line by
-// line against a pattern announcing readiness.
-type process struct {
-	cmd  *exec.Cmd
-	logs *lockedBuffer
-	done chan struct{}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// start runs bin and waits for a stderr line matching ready, whose
-// submatches it returns.
-func start(t *testing.T, name, bin string, ready *regexp.Regexp, args ...string) (*process, []string) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "GLB_DATABASE_URL=", "GLB_API_TOKEN=")
-	pr, pw := io.Pipe()
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	p := &process{cmd: cmd, logs: &lockedBuffer{}, done: make(chan struct{})}
-	found := make(chan []string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			p.logs.Write([]byte(sc.Text() + "\n"))
-			if m := ready.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m:
-				default:
-				}
-			}
-		}
-	}()
-	go func() { _ = cmd.Wait(); pw.Close(); close(p.done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-		if t.Failed() {
-			t.Logf("%s logs:\n%s", name, p.logs.String())
-		}
-	})
-	select {
-	case m := <-found:
-		return p, m
-	case <-p.done:
-		t.Fatalf("%s exited at start:\n%s", name, p.logs.String())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("%s did not start within 60s:\n%s", name, p.logs.String())
-	}
-	return nil, nil
 }
 
 // glb is a running glbd reached as its bootstrap admin.
@@ -175,33 +96,23 @@ type glb struct {
 const adminToken = "e2e-bootstrap-token"
 
 func startGLB(t *testing.T) *glb {
-	_, m := start(t, "glbd", glbdBin, regexp.MustCompile(`msg="glbd serving".* dns=(\S+) api=(\S+)`),
-		"serve", "--dns-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0", "--data-dir", t.TempDir(),
-		"--node", "n1", "--region", "WEU", "--api-token", adminToken)
-	return &glb{t: t, dns: m[1], api: "http://" + m[2]}
+	n := testnode.StartGLBD(t, glbdBin, "--api-token", adminToken)
+	return &glb{t: t, dns: n.DNS, api: n.API}
+}
+
+// client is the API as the bootstrap admin reaches it; paths are under
+// /api/v1.
+func (g *glb) client() testnode.API {
+	return testnode.API{Base: g.api + "/api/v1", Token: adminToken}
 }
 
 // call is an operator's request; path is under /api/v1.
 func (g *glb) call(method, path string, body any) (int, map[string]any) {
 	g.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, g.api+"/api/v1"+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		g.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	var env struct {
-		Result map[string]any `json:"result"`
-	}
-	_ = json.NewDecoder(resp.Body).Decode(&env)
-	return resp.StatusCode, env.Result
+	status, _, b := g.client().Do(g.t, method, path, body)
+	var res map[string]any
+	testnode.Result(b, &res)
+	return status, res
 }
 
 func (g *glb) must(method, path string, body any) map[string]any {
@@ -217,14 +128,8 @@ func (g *glb) must(method, path string, body any) map[string]any {
 // envelope and all, into out.
 func (g *glb) get(path string, out any) {
 	g.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, g.api+"/api/v1"+path, nil)
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+	_, _, b := g.client().Do(g.t, http.MethodGet, path, nil)
+	if err := json.Unmarshal(b, out); err != nil {
 		g.t.Fatalf("GET %s: %v", path, err)
 	}
 }
@@ -254,41 +159,13 @@ func (g *glb) lbs() map[string]map[string]any {
 // write has exactly one.
 func (g *glb) writesBy(actor string) int {
 	g.t.Helper()
-	var env struct {
-		ResultInfo struct {
-			TotalCount int `json:"total_count"`
-		} `json:"result_info"`
-	}
-	g.get("/audit?per_page=1&actor="+actor, &env)
-	return env.ResultInfo.TotalCount
+	return g.client().Count(g.t, "/audit?per_page=1&actor="+actor)
 }
 
 // dig asks glbd's DNS server; the answers' data, sorted.
 func (g *glb) dig(name, qtype string) string {
 	g.t.Helper()
-	host, port, _ := strings.Cut(g.dns, ":")
-	out, err := exec.Command("dig", "@"+host, "-p", port, "+norec", "+time=2", "+tries=1", "+short", name, qtype).CombinedOutput()
-	if err != nil {
-		g.t.Fatalf("dig %s %s: %v\n%s", name, qtype, err, out)
-	}
-	f := strings.Fields(string(out))
-	sort.Strings(f)
-	return strings.Join(f, " ")
-}
-
-func eventually(t *testing.T, within time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v; last: %s", what, within, state)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return testnode.DigShort(g.t, g.dns, name, qtype)
 }
 
 // cluster is one Kubernetes cluster's half: the endpoints its sources
@@ -298,7 +175,7 @@ type cluster struct {
 	t        *testing.T
 	name     string
 	webhook  string
-	provider *process
+	provider *testnode.Process
 	// source is the address of the connector server ExternalDNS dials.
 	source string
 
@@ -313,7 +190,8 @@ func startCluster(t *testing.T, g *glb, name, zone string, extra ...string) *clu
 	tok := g.must(http.MethodPost, "/tokens", map[string]any{"name": name, "scopes": []string{"write"}})
 	args := append([]string{"--server", g.api, "--token", tok["secret"].(string), "--zone", zone, "--owner", name,
 		"--listen", "127.0.0.1:0", "--health-listen", "127.0.0.1:0"}, extra...)
-	p, m := start(t, "glb-externaldns "+name, providerBin, regexp.MustCompile(`msg="glb-externaldns serving" webhook=(\S+)`), args...)
+	p, m := testnode.Start(t, "glb-externaldns "+name, append([]string{providerBin}, args...), []string{"GLB_DATABASE_URL=", "GLB_API_TOKEN="},
+		regexp.MustCompile(`msg="glb-externaldns serving" webhook=(\S+)`))
 	c := &cluster{t: t, name: name, webhook: "http://" + m[1], provider: p}
 	c.serveSource()
 	return c
@@ -386,7 +264,7 @@ func (c *cluster) syncBinary(ctx context.Context) (time.Duration, error) {
 	cmd := exec.CommandContext(ctx, externalDNSBin, c.externalDNSArgs()...)
 	// No cluster, no kubeconfig: the connector source needs neither.
 	cmd.Env = append(os.Environ(), "KUBECONFIG=/nonexistent")
-	var out lockedBuffer
+	var out testnode.Logs
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	err := cmd.Run()
