@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/glb-dns/glb/api"
 	"github.com/glb-dns/glb/pools"
-	"github.com/glb-dns/glb/pools/embedded"
+	"github.com/glb-dns/glb/pools/embedded/embeddedtest"
 )
 
 // FuzzAPIWrite sends arbitrary bodies to every write route of every kind
@@ -30,11 +29,7 @@ import (
 // fuzzed, and the loopback round trip would only slow the search.
 // The seed corpus is in testdata/fuzz/FuzzAPIWrite; go test runs it.
 func FuzzAPIWrite(f *testing.F) {
-	store, err := embedded.Open(filepath.Join(f.TempDir(), "glb.db"))
-	if err != nil {
-		f.Fatalf("open embedded store: %v", err)
-	}
-	f.Cleanup(func() { store.Close() })
+	store := embeddedtest.Open(f)
 	h := api.New(api.Options{Store: store, Explainer: echoExplainer{}, Registry: prometheus.NewRegistry()})
 
 	call := func(method, path string, body []byte, ct string) *httptest.ResponseRecorder {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,19 +16,14 @@ import (
 	"github.com/glb-dns/glb/api"
 	"github.com/glb-dns/glb/api/apitest"
 	"github.com/glb-dns/glb/pools"
-	"github.com/glb-dns/glb/pools/embedded"
+	"github.com/glb-dns/glb/pools/embedded/embeddedtest"
 	"github.com/glb-dns/glb/steering"
 )
 
 // openStore is the store every test runs against: the real embedded one.
 func openStore(t *testing.T) pools.Store {
 	t.Helper()
-	s, err := embedded.Open(filepath.Join(t.TempDir(), "glb.db"))
-	if err != nil {
-		t.Fatalf("open embedded store: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return embeddedtest.Open(t)
 }
 
 // echoExplainer is a small real Explainer: it returns what it was asked,

@@ -4,13 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"net/netip"
-	"path/filepath"
 	"testing"
 
 	"github.com/miekg/dns"
 
 	"github.com/glb-dns/glb/pools"
-	"github.com/glb-dns/glb/pools/embedded"
+	"github.com/glb-dns/glb/pools/embedded/embeddedtest"
 )
 
 // FuzzUpdate feeds UPDATE messages to the handler with a real (embedded)
@@ -49,11 +48,7 @@ func FuzzUpdate(f *testing.F) {
 	seed(func(m *dns.Msg) { m.Insert([]dns.RR{rr(`glb.example.com 60 IN NS ns9.example.net.`)}) })
 
 	ctx := context.Background()
-	st, err := embedded.Open(filepath.Join(f.TempDir(), "glb.db"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { st.Close() })
+	st := embeddedtest.Open(f)
 	cfg := testConfig()
 	z := cfg.Zones[0]
 	z.Revision = 0

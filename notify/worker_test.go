@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +15,7 @@ import (
 	"github.com/glb-dns/glb/internal/webhooktest"
 	"github.com/glb-dns/glb/notify"
 	"github.com/glb-dns/glb/pools"
-	"github.com/glb-dns/glb/pools/embedded"
+	"github.com/glb-dns/glb/pools/embedded/embeddedtest"
 )
 
 // receiver is a real HTTP endpoint that keeps what it is sent and checks
@@ -62,14 +61,7 @@ func (r *receiver) all() []received {
 	return append([]received(nil), r.got...)
 }
 
-func openStore(t *testing.T) pools.Store {
-	s, err := embedded.Open(filepath.Join(t.TempDir(), "glb.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
+func openStore(t *testing.T) pools.Store { return embeddedtest.Open(t) }
 
 func runWorker(t *testing.T, s pools.Store, retry notify.Retry) *notify.Worker {
 	ctx, cancel := context.WithCancel(context.Background())

@@ -7,13 +7,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/glb-dns/glb/api"
 	"github.com/glb-dns/glb/api/apitest"
-	"github.com/glb-dns/glb/pools/embedded"
+	"github.com/glb-dns/glb/pools/embedded/embeddedtest"
 )
 
 // TestDocumentIsValid: kin-openapi's loader and validator accept the
@@ -80,11 +79,7 @@ func addField(h http.Handler) http.Handler {
 
 func TestUndocumentedFieldFailsValidation(t *testing.T) {
 	t.Parallel()
-	store, err := embedded.Open(filepath.Join(t.TempDir(), "glb.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := embeddedtest.Open(t)
 	srv := httptest.NewServer(addField(api.New(api.Options{Store: store})))
 	t.Cleanup(srv.Close)
 

@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/glb-dns/glb/healthcheck"
 	"github.com/glb-dns/glb/pools"
-	"github.com/glb-dns/glb/pools/embedded"
+	"github.com/glb-dns/glb/pools/embedded/embeddedtest"
 )
 
 // TestHealthAuditObserve: the node reports each origin when first seen
@@ -19,11 +18,7 @@ import (
 // again, since steering counts it so.
 func TestHealthAuditObserve(t *testing.T) {
 	t.Parallel()
-	store, err := embedded.Open(filepath.Join(t.TempDir(), "glb.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := embeddedtest.Open(t)
 	a := newHealthAudit(store, "n1", slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -8,18 +8,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/glb-dns/glb/healthcheck"
-	"github.com/glb-dns/glb/pools/embedded"
+	"github.com/glb-dns/glb/pools/embedded/embeddedtest"
 )
 
 // TestNodeMetricsLint: the node's snapshot metrics follow Prometheus'
 // naming rules, and a publication is counted.
 func TestNodeMetricsLint(t *testing.T) {
 	t.Parallel()
-	store, err := embedded.Open(t.TempDir() + "/glb.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := embeddedtest.Open(t)
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.DiscardHandler)
 	n := newNode(log, store, t.TempDir(), healthcheck.New(healthcheck.Options{Node: "n"}), reg,

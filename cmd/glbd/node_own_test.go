@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"net"
 	"net/netip"
 	"testing"
 	"time"
@@ -11,8 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/glb-dns/glb/healthcheck"
+	"github.com/glb-dns/glb/internal/testnode"
 	"github.com/glb-dns/glb/pools"
-	"github.com/glb-dns/glb/pools/embedded"
+	"github.com/glb-dns/glb/pools/embedded/embeddedtest"
 	"github.com/glb-dns/glb/pools/storetest"
 )
 
@@ -27,28 +27,11 @@ func TestOwnChecksCountAfterAStalledLoop(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	store, err := embedded.Open(t.TempDir() + "/glb.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	port := testnode.AcceptingPort(t, "127.0.0.1")
+	store := embeddedtest.Open(t)
 	mon := storetest.Monitor()
 	// A window of 3 s: interval 1 s, timeout 1 s, no retry.
-	mon.Type, mon.Port, mon.Interval, mon.Timeout, mon.Retries = pools.MonitorTCP, ln.Addr().(*net.TCPAddr).Port, 1, 1, 0
+	mon.Type, mon.Port, mon.Interval, mon.Timeout, mon.Retries = pools.MonitorTCP, port, 1, 1, 0
 	m := create(t, store, mon)
 	p := storetest.Pool("web", m.ID)
 	p.Origins = p.Origins[:1]
