@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/internal/testnode"
 	"github.com/glb-dns/glb/pools"
 )
 
@@ -97,13 +98,14 @@ func TestScopes(t *testing.T) {
 		}
 	}
 	// The last use is written behind the request, so it shows soon after.
-	for deadline := time.Now().Add(5 * time.Second); list.Result[0]["last_used_on"] == nil; {
-		if time.Now().After(deadline) {
-			t.Fatalf("ci's last use not recorded: %s", r.body)
+	testnode.Eventually(t, 5*time.Second, "ci's last use recorded", func() (bool, string) {
+		if list.Result[0]["last_used_on"] != nil {
+			return true, ""
 		}
-		time.Sleep(20 * time.Millisecond)
-		e.do("GET", "/api/v1/tokens", nil, bearer(admin)...).json(t, &list)
-	}
+		r = e.do("GET", "/api/v1/tokens", nil, bearer(admin)...)
+		r.json(t, &list)
+		return false, string(r.body)
+	})
 	audit := e.do("GET", "/api/v1/audit?per_page=1000", nil, bearer(admin)...)
 	for _, s := range []string{read, write, admin} {
 		if strings.Contains(string(audit.body), s) {

@@ -2,6 +2,7 @@ package dnsserver
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/glb-dns/glb/geodata"
+	"github.com/glb-dns/glb/internal/testnode"
 	"github.com/glb-dns/glb/steering"
 )
 
@@ -89,13 +91,10 @@ func TestRawSocket(t *testing.T) {
 		// Each datagram goes to a reader at random, so the response may
 		// be handled after a later query: wait until it has been (the
 		// counter moves once the reader is done with it).
-		deadline := time.Now().Add(5 * time.Second)
-		for testutil.ToFloat64(s.metrics.dropped) < 1 {
-			if time.Now().After(deadline) {
-				t.Fatalf("dropped counter %v", testutil.ToFloat64(s.metrics.dropped))
-			}
-			time.Sleep(time.Millisecond)
-		}
+		testnode.Eventually(t, 5*time.Second, "the response dropped", func() (bool, string) {
+			n := testutil.ToFloat64(s.metrics.dropped)
+			return n >= 1, fmt.Sprintf("dropped counter %v", n)
+		})
 		// The next query's reply is the first thing read: the response,
 		// handled before it was sent, got none.
 		r := udpExchange(t, c, rawQuery(t, 2, nil))

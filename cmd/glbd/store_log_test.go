@@ -53,16 +53,15 @@ func TestStoreWarningsReachTheNodeLog(t *testing.T) {
 // waitForLog polls logs until a line contains want and returns that line.
 func waitForLog(t *testing.T, logs *testnode.Logs, want string) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var found string
+	testnode.Eventually(t, 10*time.Second, "a log line with "+want, func() (bool, string) {
 		for _, line := range strings.Split(logs.String(), "\n") {
 			if strings.Contains(line, want) {
-				return line
+				found = line
+				return true, ""
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no log line with %s within 10s; logs:\n%s", want, logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false, "logs:\n" + logs.String()
+	})
+	return found
 }
