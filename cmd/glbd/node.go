@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"os"
 	"sync/atomic"
 	"time"
@@ -157,6 +158,7 @@ func (n *node) run(ctx context.Context) {
 	shiftTimer.Stop()
 	defer shiftTimer.Stop()
 	var armed time.Time
+	reads := &storeReads{n: n, ctx: ctx, healthDone: make(chan healthRead, 1), revisionDone: make(chan revisionRead, 1)}
 	for {
 		if c := n.cur.Load(); c != nil {
 			if next := c.snap.NextShiftBoundary(); !next.Equal(armed) {
@@ -179,26 +181,88 @@ func (n *node) run(ctx context.Context) {
 				continue
 			}
 			if ch.Health {
-				n.readHealth(ctx)
-				n.rebuildHealth()
+				reads.health()
 			}
 			if ch.Revision != 0 || !ch.Health {
 				n.reloadConfigLogged(ctx)
 			}
 		case <-poll.C:
-			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			rev, err := n.store.Revision(rctx)
-			cancel()
-			if err == nil && (n.cfg == nil || rev != n.cfg.Revision || n.fromFile) {
+			reads.revision()
+		case r := <-reads.healthDone:
+			reads.healthBusy = false
+			n.takeHealth(r.ups, r.err)
+			n.rebuildHealth()
+			if reads.healthAgain {
+				reads.health()
+			}
+		case r := <-reads.revisionDone:
+			reads.revisionBusy = false
+			if r.err == nil && (n.cfg == nil || r.rev != n.cfg.Revision || n.fromFile) {
 				n.reloadConfigLogged(ctx)
 			}
 		case <-n.checker.Changes():
 			n.rebuildHealth() // our own state change: at once, without the store
 		case <-tick.C:
-			n.readHealth(ctx)
-			n.rebuildHealth()
+			reads.health()
+			n.rebuildHealth() // heartbeats go stale by the clock, read or not
 		}
 	}
+}
+
+// storeReads runs the loop's periodic store reads off the loop, one of
+// each kind at a time, and hands their results back to it. While the
+// store is unreachable each read lasts until its deadline; on the loop,
+// they followed one another and held up everything else, our own checks'
+// news among them: a failover this node saw itself waited seconds for a
+// store it does not need.
+type storeReads struct {
+	n                        *node
+	ctx                      context.Context
+	healthBusy, revisionBusy bool
+	// healthAgain: news came while a health read was under way, which
+	// may have missed it; another read follows at once.
+	healthAgain  bool
+	healthDone   chan healthRead
+	revisionDone chan revisionRead
+}
+
+type healthRead struct {
+	ups []pools.HealthUpdate
+	err error
+}
+
+type revisionRead struct {
+	rev int64
+	err error
+}
+
+// health starts a read of the others' health, or another once the one
+// under way ends.
+func (r *storeReads) health() {
+	if r.healthBusy {
+		r.healthAgain = true
+		return
+	}
+	r.healthBusy, r.healthAgain = true, false
+	cursors := maps.Clone(r.n.cursors)
+	go func() {
+		ups, err := r.n.fetchHealth(r.ctx, cursors)
+		r.healthDone <- healthRead{ups, err}
+	}()
+}
+
+// revision starts a read of the store's revision unless one is under way.
+func (r *storeReads) revision() {
+	if r.revisionBusy {
+		return
+	}
+	r.revisionBusy = true
+	go func() {
+		rctx, cancel := context.WithTimeout(r.ctx, 2*time.Second)
+		defer cancel()
+		rev, err := r.n.store.Revision(rctx)
+		r.revisionDone <- revisionRead{rev, err}
+	}()
 }
 
 // shiftBoundary recompiles the served snapshot when a shift starts or
@@ -312,24 +376,37 @@ func (n *node) takeOwn() {
 }
 
 // readHealth applies our own changes and what the other nodes published
-// since the last read. When the store cannot be read, the others' votes
-// stay as last read, and go stale with their heartbeats.
+// since the last read, waiting for the read (at start, before the loop).
 func (n *node) readHealth(ctx context.Context) {
 	n.takeOwn()
-	// The first read is every node's whole view.
+	ups, err := n.fetchHealth(ctx, n.cursors)
+	n.takeHealth(ups, err)
+}
+
+// fetchHealth reads what the nodes published since cursors; the first
+// read is every node's whole view.
+func (n *node) fetchHealth(ctx context.Context, cursors map[string]pools.HealthCursor) ([]pools.HealthUpdate, error) {
 	timeout := 2 * time.Second
-	if len(n.cursors) == 0 {
+	if len(cursors) == 0 {
 		timeout = fullRead
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
-	ups, err := n.store.HealthSince(rctx, n.cursors)
-	cancel()
+	defer cancel()
+	return n.store.HealthSince(rctx, cursors)
+}
+
+// takeHealth applies a read's updates. When the store could not be read,
+// the others' votes stay as last read, and go stale with their heartbeats.
+func (n *node) takeHealth(ups []pools.HealthUpdate, err error) {
 	if err != nil {
 		n.log.Debug("reading health updates", "err", err)
 		return
 	}
 	if n.beats == nil {
 		n.beats = map[string]time.Time{}
+	}
+	if n.self == "" {
+		n.takeOwn() // names us, so that the store's copy of us is left out
 	}
 	for _, u := range ups {
 		n.cursors[u.Node] = u.Cursor
