@@ -203,8 +203,12 @@ func (n *node) run(ctx context.Context) {
 		case <-n.checker.Changes():
 			n.rebuildHealth() // our own state change: at once, without the store
 		case <-tick.C:
+			if reads.healthBusy {
+				// The last read still hangs: heartbeats go stale by the
+				// clock meanwhile. Otherwise the read's result rebuilds.
+				n.rebuildHealth()
+			}
 			reads.health()
-			n.rebuildHealth() // heartbeats go stale by the clock, read or not
 		}
 	}
 }
