@@ -175,8 +175,17 @@ func (c *client) stop() {
 func (c *client) since(t time.Time) []sample {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	i := sort.Search(len(c.log), func(i int) bool { return !c.log[i].at.Before(t) })
-	return append([]sample(nil), c.log[i:]...)
+	// The log is in the order the exchanges ended, not the order they
+	// were sent (at): a search for t could take in an exchange sent just
+	// before it, which the drill starting at t judged against no step
+	// at all (one wrong answer in a drill's first millisecond).
+	var out []sample
+	for _, s := range c.log {
+		if !s.at.Before(t) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // counts is what the client saw during a drill.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -84,5 +85,26 @@ func TestSeesSomeKeepsOwnRegion(t *testing.T) {
 				t.Errorf("node %d: a world without its own region's RTTs: %v", n, w.sees)
 			}
 		}
+	}
+}
+
+// TestSinceTakesOnlyLaterExchanges: the client's log is in the order
+// exchanges ended; one sent before a drill started but ended after
+// others had begun is not the drill's (it would be judged against no
+// step, and count as wrong).
+func TestSinceTakesOnlyLaterExchanges(t *testing.T) {
+	t0 := time.Now()
+	c := &client{log: []sample{
+		{at: t0.Add(-3 * time.Millisecond), answer: "a"},
+		{at: t0.Add(time.Millisecond), answer: "b"},
+		{at: t0.Add(-time.Millisecond), answer: "late"}, // sent before t0, ended after b
+		{at: t0.Add(2 * time.Millisecond), answer: "c"},
+	}}
+	var got []string
+	for _, s := range c.since(t0) {
+		got = append(got, s.answer)
+	}
+	if !slices.Equal(got, []string{"b", "c"}) {
+		t.Fatalf("since(t0) = %v, want [b c]", got)
 	}
 }
