@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/glb-dns/glb/healthcheck"
+	"github.com/glb-dns/glb/internal/testnode"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/pools/embedded/embeddedtest"
 	"github.com/glb-dns/glb/pools/storetest"
@@ -183,20 +184,7 @@ type ownWorld struct {
 func newOwnWorld(t *testing.T, wrap func(pools.Store) pools.Store) *ownWorld {
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	ln := testnode.Accepting(t, "127.0.0.1")
 	store := embeddedtest.Open(t)
 	mon := storetest.Monitor()
 	// A window of 3 s: interval 1 s, timeout 1 s, no retry.

@@ -172,6 +172,13 @@ func (p *Process) Stop() {
 // when the test ends. It returns the port.
 func AcceptingPort(t testing.TB, host string) int {
 	t.Helper()
+	return Accepting(t, host).Addr().(*net.TCPAddr).Port
+}
+
+// Accepting is AcceptingPort's listener, for a test that closes it to
+// take the origin down.
+func Accepting(t testing.TB, host string) net.Listener {
+	t.Helper()
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +193,7 @@ func AcceptingPort(t testing.TB, host string) int {
 			c.Close()
 		}
 	}()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ln
 }
 
 // Eventually polls cond until it holds or within has passed, and returns
