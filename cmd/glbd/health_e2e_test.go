@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/internal/testnode"
 )
 
 // originServer is a real HTTP origin on its own loopback address. The test
@@ -34,37 +35,14 @@ type originServer struct {
 // monitor names a single port for every origin of its pools.
 func startOrigins(t *testing.T, ips ...string) []*originServer {
 	t.Helper()
-	for range 20 {
-		first, err := net.Listen("tcp", net.JoinHostPort(ips[0], "0"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, port, _ := net.SplitHostPort(first.Addr().String())
-		lns := []net.Listener{first}
-		for _, ip := range ips[1:] {
-			ln, err := net.Listen("tcp", net.JoinHostPort(ip, port))
-			if err != nil {
-				break // the port is taken on that address; draw another
-			}
-			lns = append(lns, ln)
-		}
-		if len(lns) < len(ips) {
-			for _, ln := range lns {
-				ln.Close()
-			}
-			continue
-		}
-		out := make([]*originServer, len(ips))
-		for i, ln := range lns {
-			o := &originServer{t: t, addr: ln.Addr().String(), failFrom: map[string]bool{}, hits: map[string]int{}}
-			o.serve(ln)
-			t.Cleanup(o.stop)
-			out[i] = o
-		}
-		return out
+	out := make([]*originServer, len(ips))
+	for i, ln := range testnode.SharedPort(t, ips...) {
+		o := &originServer{t: t, addr: ln.Addr().String(), failFrom: map[string]bool{}, hits: map[string]int{}}
+		o.serve(ln)
+		t.Cleanup(o.stop)
+		out[i] = o
 	}
-	t.Fatalf("no port free on all of %v", ips)
-	return nil
+	return out
 }
 
 func (o *originServer) serve(ln net.Listener) {

@@ -3,10 +3,11 @@ package main
 import (
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/glb-dns/glb/internal/testnode"
 )
 
 // regionalOrigin answers health checks with a delay that depends on the
@@ -36,22 +37,14 @@ func TestDynamicLatencyEachNodeUsesItsOwnRegion(t *testing.T) {
 		"127.0.5.2": {weu: 150 * time.Millisecond, enam: 0},                      // near ENAM
 		"127.0.5.3": {weu: 250 * time.Millisecond, enam: 250 * time.Millisecond}, // far from both
 	}
-	port := "0"
-	for _, ip := range []string{"127.0.5.1", "127.0.5.2", "127.0.5.3"} {
-		ln, err := net.Listen("tcp", net.JoinHostPort(ip, port))
-		if err != nil {
-			t.Fatalf("origin %s: %v", ip, err)
-		}
-		_, port, _ = net.SplitHostPort(ln.Addr().String())
-		srv := &http.Server{Handler: regionalOrigin{delays[ip]}, ReadHeaderTimeout: 5 * time.Second}
+	ips := []string{"127.0.5.1", "127.0.5.2", "127.0.5.3"}
+	lns := testnode.SharedPort(t, ips...)
+	for i, ln := range lns {
+		srv := &http.Server{Handler: regionalOrigin{delays[ips[i]]}, ReadHeaderTimeout: 5 * time.Second}
 		go srv.Serve(ln)
 		t.Cleanup(func() { srv.Close() })
 	}
-
-	portNum, err := strconv.Atoi(port)
-	if err != nil {
-		t.Fatal(err)
-	}
+	portNum := lns[0].Addr().(*net.TCPAddr).Port
 	url := freshDatabase(t)
 	a := startGlbd(t, "", "--database-url", url, "--node", "a", "--region", "WEU", "--check-source", weu)
 	b := startGlbd(t, "", "--database-url", url, "--node", "b", "--region", "ENAM", "--check-source", enam, "--migrate=false")

@@ -380,33 +380,16 @@ type origin struct {
 // monitor (one port) checks them all.
 func startOrigins(t *testing.T, addrs ...string) (int, []*origin) {
 	t.Helper()
-	for attempt := 0; attempt < 20; attempt++ {
-		var os []*origin
-		port := 0
-		ok := true
-		for _, a := range addrs {
-			ln, err := net.Listen("tcp", net.JoinHostPort(a, fmt.Sprint(port)))
-			if err != nil {
-				ok = false
-				break
-			}
-			port = ln.Addr().(*net.TCPAddr).Port
-			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })}
-			go srv.Serve(ln)
-			os = append(os, &origin{addr: a, srv: srv, ln: ln})
-		}
-		if ok {
-			t.Cleanup(func() {
-				for _, o := range os {
-					o.srv.Close()
-				}
-			})
-			return port, os
-		}
+	var os []*origin
+	for i, ln := range testnode.SharedPort(t, addrs...) {
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })}
+		go srv.Serve(ln)
+		os = append(os, &origin{addr: addrs[i], srv: srv, ln: ln})
+	}
+	t.Cleanup(func() {
 		for _, o := range os {
 			o.srv.Close()
 		}
-	}
-	t.Fatalf("no common free port on %v", addrs)
-	return 0, nil
+	})
+	return os[0].ln.Addr().(*net.TCPAddr).Port, os
 }

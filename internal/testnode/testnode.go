@@ -196,6 +196,37 @@ func Accepting(t testing.TB, host string) net.Listener {
 	return ln
 }
 
+// SharedPort listens on one port number on each of ips, as the origins of
+// one monitor must (a monitor names a single port for all of them): a
+// number taken on one of the addresses is given up for another, 20 times
+// at most. The caller serves and closes the listeners.
+func SharedPort(t testing.TB, ips ...string) []net.Listener {
+	t.Helper()
+	for range 20 {
+		first, err := net.Listen("tcp", net.JoinHostPort(ips[0], "0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, port, _ := net.SplitHostPort(first.Addr().String())
+		lns := []net.Listener{first}
+		for _, ip := range ips[1:] {
+			ln, err := net.Listen("tcp", net.JoinHostPort(ip, port))
+			if err != nil {
+				break // the port is taken on that address; draw another
+			}
+			lns = append(lns, ln)
+		}
+		if len(lns) == len(ips) {
+			return lns
+		}
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}
+	t.Fatalf("no port free on all of %v", ips)
+	return nil
+}
+
 // Eventually polls cond until it holds or within has passed, and returns
 // how long it took; cond's string says the state last seen, for the
 // failure message. It is the one polling wait of the repository's tests,
