@@ -3,11 +3,8 @@ package notify_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,45 +17,23 @@ import (
 
 // receiver is a real HTTP endpoint that keeps what it is sent and checks
 // Standard Webhooks signatures with its own code, not the sender's.
-type receiver struct {
-	*httptest.Server
-	mu     sync.Mutex
-	secret string
-	got    []received
-	status int
-}
+type receiver struct{ *webhooktest.Receiver }
 
 type received struct {
 	path   string
 	header http.Header
 	body   []byte
-	signed bool // the signature checks out with the receiver's secret
+	signed bool // the signature checks out with the secret set for the path
 }
 
-func newReceiver(t *testing.T) *receiver {
-	r := &receiver{status: http.StatusOK}
-	r.Server = httptest.NewServer(r)
-	t.Cleanup(r.Close)
-	return r
-}
+func newReceiver(t *testing.T) receiver { return receiver{webhooktest.NewReceiver(t)} }
 
-func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	signed := webhooktest.Check(r.secret, req.Header, body) == ""
-	r.got = append(r.got, received{path: req.URL.Path, header: req.Header.Clone(), body: body, signed: signed})
-	if strings.HasPrefix(req.URL.Path, "/signed") && !signed {
-		http.Error(w, "bad signature", http.StatusUnauthorized)
-		return
+func (r receiver) all() []received {
+	var out []received
+	for _, q := range r.Requests("") {
+		out = append(out, received{path: q.Path, header: q.Header, body: q.Body, signed: q.Bad == ""})
 	}
-	w.WriteHeader(r.status)
-}
-
-func (r *receiver) all() []received {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]received(nil), r.got...)
+	return out
 }
 
 func openStore(t *testing.T) pools.Store { return embeddedtest.Open(t) }
@@ -105,9 +80,8 @@ func TestStandardSignature(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rcv.mu.Lock()
-	rcv.secret = good.Secret
-	rcv.mu.Unlock()
+	rcv.SetSecret("/signed/good", good.Secret)
+	rcv.SetSecret("/signed/wrong", good.Secret)
 	at := pools.StoreTime(time.Now())
 	if _, err := s.RecordStates(ctx, []pools.StateChange{poolChange("web", pools.StateDown, at)}); err != nil {
 		t.Fatal(err)
@@ -207,7 +181,7 @@ func TestRetryInOrder(t *testing.T) {
 	t.Parallel()
 	s := openStore(t)
 	rcv := newReceiver(t)
-	rcv.status = http.StatusInternalServerError
+	rcv.SetStatus(http.StatusInternalServerError)
 	ctx := context.Background()
 	sub, err := s.CreateSubscription(ctx, pools.Subscription{Name: "slack", URL: rcv.URL + "/slack", Format: pools.FormatSlack,
 		Events: []string{pools.EventPoolHealth}})
@@ -233,9 +207,7 @@ func TestRetryInOrder(t *testing.T) {
 			t.Fatalf("sent %s while the first event was not delivered", r.body)
 		}
 	}
-	rcv.mu.Lock()
-	rcv.status = http.StatusNoContent
-	rcv.mu.Unlock()
+	rcv.SetStatus(http.StatusNoContent)
 	waitFor(t, "all delivered", func() bool {
 		l, _ := s.Deliveries(ctx, sub.ID, pools.Page{})
 		for _, d := range l.Items {

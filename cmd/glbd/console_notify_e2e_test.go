@@ -33,9 +33,7 @@ func TestConsoleNotifications(t *testing.T) {
 	if !strings.HasPrefix(secret, "whsec_") {
 		t.Fatalf("secret shown %q", secret)
 	}
-	rcv.mu.Lock()
-	rcv.secrets["/console"] = secret
-	rcv.mu.Unlock()
+	rcv.SetSecret("/console", secret)
 	// A fresh page lists it, without the secret. A reload, not two hash
 	// changes: those re-render in the same document, and the row waited
 	// for could be the old view's, secret and all.

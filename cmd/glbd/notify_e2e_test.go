@@ -3,12 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,17 +13,11 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// hookReceiver is a real webhook endpoint. It checks every request's
-// Standard Webhooks signature with its own code and the secret the API
-// showed at creation, answers with the status the test sets, and keeps
-// what arrived and when.
-type hookReceiver struct {
-	*httptest.Server
-	mu      sync.Mutex
-	secrets map[string]string // path → secret
-	status  int
-	got     []hook
-}
+// hookReceiver is a real webhook endpoint (webhooktest.Receiver): it
+// checks every request's Standard Webhooks signature with its own code
+// and the secret the API showed at creation, answers with the status the
+// test sets, and keeps what arrived and when.
+type hookReceiver struct{ *webhooktest.Receiver }
 
 type hook struct {
 	path   string
@@ -37,42 +28,18 @@ type hook struct {
 }
 
 func newHookReceiver(t *testing.T) *hookReceiver {
-	r := &hookReceiver{secrets: map[string]string{}, status: http.StatusOK}
-	r.Server = httptest.NewServer(r)
-	t.Cleanup(r.Close)
-	return r
+	return &hookReceiver{webhooktest.NewReceiver(t)}
 }
 
-func (r *hookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	h := hook{path: req.URL.Path, at: time.Now(), status: r.status}
-	h.bad = webhooktest.Check(r.secrets[req.URL.Path], req.Header, body)
-	if err := json.Unmarshal(body, &h.event); err != nil {
-		h.bad += " body: " + err.Error()
-	}
-	if h.bad != "" {
-		h.status = http.StatusUnauthorized
-	}
-	r.got = append(r.got, h)
-	w.WriteHeader(h.status)
-}
-
-func (r *hookReceiver) setStatus(code int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.status = code
-}
-
+// hooks are the requests sent to path, each with its event decoded.
 func (r *hookReceiver) hooks(path string) []hook {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var out []hook
-	for _, h := range r.got {
-		if h.path == path {
-			out = append(out, h)
+	for _, q := range r.Requests(path) {
+		h := hook{path: q.Path, at: q.At, status: q.Status, bad: q.Bad}
+		if err := json.Unmarshal(q.Body, &h.event); err != nil {
+			h.bad += " body: " + err.Error()
 		}
+		out = append(out, h)
 	}
 	return out
 }
@@ -86,9 +53,7 @@ func (r *hookReceiver) subscribe(t *testing.T, g *glbd, path string, events ...s
 	if !strings.HasPrefix(secret, "whsec_") {
 		t.Fatalf("no secret in %v", res)
 	}
-	r.mu.Lock()
-	r.secrets[path] = secret
-	r.mu.Unlock()
+	r.SetSecret(path, secret)
 	return res["id"].(string)
 }
 
@@ -239,7 +204,7 @@ func TestNotifyFailoverTwoNodes(t *testing.T) {
 	// all once the receiver is back, in order, none missing.
 	cfgPath := "/config"
 	cfgSub := rcv.subscribe(t, n1, cfgPath, "config")
-	rcv.setStatus(http.StatusInternalServerError)
+	rcv.SetStatus(http.StatusInternalServerError)
 	outage := time.Now()
 	var written []string
 	for i := range 8 {
@@ -279,7 +244,7 @@ func TestNotifyFailoverTwoNodes(t *testing.T) {
 			return len(delivered(rcv.hooks(cfgPath))) == 0, describeHooks(rcv.hooks(cfgPath))
 		})
 	}
-	rcv.setStatus(http.StatusOK)
+	rcv.SetStatus(http.StatusOK)
 	var arrived []hook
 	eventually(t, 20*time.Second, "every config event delivered after the outage", func() (bool, string) {
 		arrived = delivered(rcv.hooks(cfgPath))

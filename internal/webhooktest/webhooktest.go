@@ -1,17 +1,97 @@
 // Package webhooktest is the receiver's side of Standard Webhooks for
-// tests: it checks a delivery's signature with its own code, not the
-// sender's (notify.Sign), so that a fault in the signing shows.
+// tests: a real endpoint that keeps what it is sent and checks each
+// delivery's signature with its own code, not the sender's (notify.Sign),
+// so that a fault in the signing shows.
 package webhooktest
 
 import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
+	"testing"
 	"time"
 )
+
+// Receiver is a webhook endpoint on a loopback port. It keeps every
+// request, checks its signature (Check) with the secret set for its path,
+// refuses with 401 a request to a path with a secret that does not check
+// out, and answers the others with the status the test sets (200 until
+// it sets one).
+type Receiver struct {
+	*httptest.Server
+	mu      sync.Mutex
+	secrets map[string]string // path → secret
+	status  int
+	got     []Request
+}
+
+// Request is one request the receiver was sent.
+type Request struct {
+	Path   string
+	At     time.Time
+	Header http.Header
+	Body   []byte
+	Status int    // what the receiver answered
+	Bad    string // what Check found wrong with it, "" when nothing
+}
+
+// NewReceiver starts a receiver, closed when t ends.
+func NewReceiver(t testing.TB) *Receiver {
+	r := &Receiver{secrets: map[string]string{}, status: http.StatusOK}
+	r.Server = httptest.NewServer(r)
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	secret, signed := r.secrets[req.URL.Path]
+	q := Request{Path: req.URL.Path, At: time.Now(), Header: req.Header.Clone(), Body: body, Status: r.status,
+		Bad: Check(secret, req.Header, body)}
+	if signed && q.Bad != "" {
+		q.Status = http.StatusUnauthorized
+		r.got = append(r.got, q)
+		http.Error(w, "bad signature: "+q.Bad, q.Status)
+		return
+	}
+	r.got = append(r.got, q)
+	w.WriteHeader(q.Status)
+}
+
+// SetSecret makes path a signed endpoint checked with secret.
+func (r *Receiver) SetSecret(path, secret string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.secrets[path] = secret
+}
+
+// SetStatus sets the status the receiver answers from now on.
+func (r *Receiver) SetStatus(code int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.status = code
+}
+
+// Requests returns the requests sent to path ("": every path), in order.
+func (r *Receiver) Requests(path string) []Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Request
+	for _, q := range r.got {
+		if path == "" || q.Path == path {
+			out = append(out, q)
+		}
+	}
+	return out
+}
 
 // Check says what is wrong with a Standard Webhooks request ("" when
 // nothing): webhook-id, webhook-timestamp within 5 minutes, and a v1
