@@ -15,8 +15,7 @@ import (
 func TestAuditAndScopedTokens(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, "--api-token", "s3cret")
-	file, _ := fullFile(t)
-	n.mustCtl(exitOK, "apply", "-f", file)
+	n.applyFull()
 
 	body, _ := json.Marshal(map[string]any{"name": "dashboard", "scopes": []string{"read"}})
 	req, _ := http.NewRequest("POST", n.api+"/api/v1/tokens", bytes.NewReader(body))

@@ -89,6 +89,22 @@ func fullFile(t *testing.T) (path, content string) {
 	return writeFile(t, "glb.yaml", content), content
 }
 
+// applyFull applies the full file (fullFile) to n and returns its path
+// and content.
+func (n *node) applyFull() (file, content string) {
+	n.t.Helper()
+	file, content = fullFile(n.t)
+	n.mustCtl(exitOK, "apply", "-f", file)
+	return file, content
+}
+
+// appliedNode is a node with fullFile applied.
+func appliedNode(t *testing.T) (n *node, file, content string) {
+	n = startNode(t)
+	file, content = n.applyFull()
+	return n, file, content
+}
+
 // testApplyEveryKind: a file with every kind is applied in one go, the DNS
 // answers follow it, and a second apply writes nothing.
 func testApplyEveryKind(t *testing.T, n *node) {
@@ -134,9 +150,7 @@ func TestApplyEveryKindPostgres(t *testing.T) {
 // edited object.
 func TestDiffNamesTheField(t *testing.T) {
 	t.Parallel()
-	n := startNode(t)
-	file, content := fullFile(t)
-	n.mustCtl(exitOK, "apply", "-f", file)
+	n, file, content := appliedNode(t)
 	edited := strings.Replace(content, "weight: 0.5, zone: zone-1", "weight: 0.25, zone: zone-1", 1)
 	edited = strings.Replace(edited, "fallback_pool: local\n", "fallback_pool: local\n    ttl: 60\n", 1)
 	file = writeFile(t, "edited.yaml", edited)
@@ -178,9 +192,7 @@ func TestDiffNamesTheField(t *testing.T) {
 // (409) and glbctl shows that answer and who refers.
 func TestPrune(t *testing.T) {
 	t.Parallel()
-	n := startNode(t)
-	file, content := fullFile(t)
-	n.mustCtl(exitOK, "apply", "-f", file)
+	n, file, content := appliedNode(t)
 
 	// Pool extra leaves the file, but www still names it.
 	start := strings.Index(content, "  - id: extra")
@@ -246,8 +258,7 @@ func TestExportToEmptyNode(t *testing.T) {
 	t.Parallel()
 	a := startNode(t, "--database-url", pgtest.URL(t))
 	b := startNode(t)
-	file, _ := fullFile(t)
-	a.mustCtl(exitOK, "apply", "-f", file)
+	a.applyFull()
 	exportA := a.mustCtl(exitOK, "export")
 	// Export is a file apply takes, and applying it to its own node is a no-op.
 	out := a.mustCtl(exitOK, "apply", "-f", writeFile(t, "a.yaml", exportA))
@@ -294,9 +305,7 @@ func TestExportToEmptyNode(t *testing.T) {
 // kept, never overwritten.
 func TestConcurrentEditIsReported(t *testing.T) {
 	t.Parallel()
-	n := startNode(t)
-	file, content := fullFile(t)
-	n.mustCtl(exitOK, "apply", "-f", file)
+	n, file, content := appliedNode(t)
 	edited := writeFile(t, "edited.yaml", strings.Replace(content, "weight: 0.5", "weight: 0.25", 1))
 	plan := writeFile(t, "plan.json", "")
 
@@ -461,9 +470,7 @@ func TestDocsExample(t *testing.T) {
 // field it names is pointed at in the file.
 func TestServerRefusalNamesTheLine(t *testing.T) {
 	t.Parallel()
-	n := startNode(t)
-	file, content := fullFile(t)
-	n.mustCtl(exitOK, "apply", "-f", file)
+	n, _, content := appliedNode(t)
 	clash := content + "  - id: www2\n    zone: example\n    name: WWW.glb.example.com\n    default_pools: [web]\n    fallback_pool: web\n"
 	line := strings.Count(content, "\n") + 3
 	code, out, errOut := n.ctl("apply", "-f", writeFile(t, "clash.yaml", clash))
@@ -476,9 +483,7 @@ func TestServerRefusalNamesTheLine(t *testing.T) {
 // TestListPages: lists are read page after page to the last.
 func TestListPages(t *testing.T) {
 	t.Parallel()
-	n := startNode(t)
-	file, _ := fullFile(t)
-	n.mustCtl(exitOK, "apply", "-f", file)
+	n, _, _ := appliedNode(t)
 	cl, err := newClient(common{server: n.api})
 	if err != nil {
 		t.Fatal(err)

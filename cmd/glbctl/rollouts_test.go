@@ -19,8 +19,7 @@ import (
 // glbctl rollouts lists, shows, pauses, resumes and aborts the rollout.
 func TestApplyStaged(t *testing.T) {
 	t.Parallel()
-	n, content := startNode(t), ""
-	n.mustCtl(exitOK, "apply", "-f", func() string { f, c := fullFile(t); content = c; return f }())
+	n, _, content := appliedNode(t)
 	mixed := strings.Replace(content, "weight: 0.5, zone: zone-1}", "weight: 0.1, zone: zone-2}", 1)
 	code, _, errOut := n.ctl("apply", "-f", writeFile(t, "mixed.yaml", mixed), "--staged")
 	if code != exitFailed || !strings.Contains(errOut, "pools/web: changes origins[1].zone besides origin weights") ||
@@ -66,8 +65,7 @@ func TestApplyStaged(t *testing.T) {
 // rollouts' webhook guard, which the server then asks.
 func TestApplyStagedOrder(t *testing.T) {
 	t.Parallel()
-	n, content := startNode(t), ""
-	n.mustCtl(exitOK, "apply", "-f", func() string { f, c := fullFile(t); content = c; return f }())
+	n, _, content := appliedNode(t)
 	mixed := strings.Replace(content, "    default_pools: [web]\n    fallback_pool: web\n    answers: 0\n",
 		"    default_pools: [extra, web]\n    fallback_pool: web\n    answers: 0\n    ttl: 45\n", 1)
 	code, _, errOut := n.ctl("apply", "-f", writeFile(t, "mixed.yaml", mixed), "--staged")

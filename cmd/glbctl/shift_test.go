@@ -10,9 +10,7 @@ import (
 // (the answer comes back).
 func TestShiftCommands(t *testing.T) {
 	t.Parallel()
-	n := startNode(t)
-	file, _ := fullFile(t)
-	n.mustCtl(exitOK, "apply", "-f", file)
+	n, _, _ := appliedNode(t)
 	const both = "NOERROR www.glb.example.com. A 192.0.2.1; www.glb.example.com. A 192.0.2.2"
 	if st, _ := n.call("PATCH", "/api/v1/load_balancers/www", map[string]any{"default_pools": []string{"web", "extra"}}, ""); st != 200 {
 		t.Fatalf("patch: %d", st)
@@ -55,9 +53,7 @@ func TestShiftCommands(t *testing.T) {
 // the rule and the load balancers the shift would change.
 func TestShiftRefusedByGlobalRule(t *testing.T) {
 	t.Parallel()
-	n := startNode(t)
-	file, _ := fullFile(t)
-	n.mustCtl(exitOK, "apply", "-f", file)
+	n, _, _ := appliedNode(t)
 	if st, _ := n.call("PATCH", "/api/v1/load_balancers/www", map[string]any{"default_pools": []string{"web", "extra"}}, ""); st != 200 {
 		t.Fatalf("patch: %d", st)
 	}

@@ -18,9 +18,7 @@ import (
 // the counts place clients by.
 func TestTrafficAndRegions(t *testing.T) {
 	t.Parallel()
-	n := startNode(t)
-	file, _ := fullFile(t)
-	n.mustCtl(exitOK, "apply", "-f", file)
+	n, _, _ := appliedNode(t)
 	start := time.Now()
 
 	// sent counts the answers per pool and region, as the counts should.

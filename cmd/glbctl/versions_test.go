@@ -21,14 +21,6 @@ func (n *node) versionsOf(lb string) []pools.Version {
 	return vs
 }
 
-// appliedNode is a node with fullFile applied.
-func appliedNode(t *testing.T) (n *node, file, content string) {
-	n = startNode(t)
-	file, content = fullFile(t)
-	n.mustCtl(exitOK, "apply", "-f", file)
-	return n, file, content
-}
-
 // editWWW changes, in three writes, what www uses: the weights of web,
 // the origin of extra (through the file), then www's country pools and
 // TTL (through the API, as another operator would).
@@ -113,8 +105,7 @@ func TestVersionsSameOnTwoNodes(t *testing.T) {
 	db := pgtest.URL(t)
 	a := startNode(t, "--database-url", db)
 	b := startNode(t, "--database-url", db, "--node", "n2")
-	file, content := fullFile(t)
-	a.mustCtl(exitOK, "apply", "-f", file)
+	_, content := a.applyFull()
 	before := a.mustCtl(exitOK, "export")
 	editWWW(t, b, content)
 	if status, res := a.call("PATCH", "/api/v1/pools/web", map[string]any{"minimum_origins": 2}, ""); status != 200 {
