@@ -158,7 +158,8 @@ func (n *node) run(ctx context.Context) {
 	shiftTimer.Stop()
 	defer shiftTimer.Stop()
 	var armed time.Time
-	reads := &storeReads{n: n, ctx: ctx, healthDone: make(chan healthRead, 1), revisionDone: make(chan revisionRead, 1)}
+	reads := &storeReads{n: n, ctx: ctx, healthDone: make(chan healthRead, 1), revisionDone: make(chan revisionRead, 1),
+		configDone: make(chan configRead, 1)}
 	for {
 		if c := n.cur.Load(); c != nil {
 			if next := c.snap.NextShiftBoundary(); !next.Equal(armed) {
@@ -184,7 +185,7 @@ func (n *node) run(ctx context.Context) {
 				reads.health()
 			}
 			if ch.Revision != 0 || !ch.Health {
-				n.reloadConfigLogged(ctx)
+				reads.config()
 			}
 		case <-poll.C:
 			reads.revision()
@@ -198,7 +199,20 @@ func (n *node) run(ctx context.Context) {
 		case r := <-reads.revisionDone:
 			reads.revisionBusy = false
 			if r.err == nil && (n.cfg == nil || r.rev != n.cfg.Revision || n.fromFile) {
-				n.reloadConfigLogged(ctx)
+				reads.config()
+			}
+		case r := <-reads.configDone:
+			reads.configBusy = false
+			switch {
+			case r.err != nil:
+				n.log.Warn("configuration reload failed; serving the last good snapshot", "err", r.err)
+			case r.cfg != nil && r.base == n.cfg:
+				n.apply(r.cfg, true)
+			case r.cfg != nil:
+				reads.configAgain = true // read from what is served now
+			}
+			if reads.configAgain {
+				reads.config()
 			}
 		case <-n.checker.Changes():
 			n.rebuildHealth() // our own state change: at once, without the store
@@ -213,8 +227,9 @@ func (n *node) run(ctx context.Context) {
 	}
 }
 
-// storeReads runs the loop's periodic store reads off the loop, one of
-// each kind at a time, and hands their results back to it. While the
+// storeReads runs the loop's store reads (health, revision, configuration)
+// off the loop, one of each kind at a time, and hands their results back
+// to it. While the
 // store is unreachable each read lasts until its deadline; on the loop,
 // they followed one another and held up everything else, our own checks'
 // news among them: a failover this node saw itself waited seconds for a
@@ -228,6 +243,30 @@ type storeReads struct {
 	healthAgain  bool
 	healthDone   chan healthRead
 	revisionDone chan revisionRead
+	// The same for configuration reads (the change feed, else the whole
+	// configuration), whose result the loop applies.
+	configBusy, configAgain bool
+	configDone              chan configRead
+}
+
+type configRead struct {
+	base, cfg *pools.Config
+	err       error
+}
+
+// config starts a read of the configuration that follows the served one,
+// or another once the one under way ends.
+func (r *storeReads) config() {
+	if r.configBusy {
+		r.configAgain = true
+		return
+	}
+	r.configBusy, r.configAgain = true, false
+	base, fromFile := r.n.cfg, r.n.fromFile
+	go func() {
+		cfg, err := r.n.nextConfig(r.ctx, base, fromFile)
+		r.configDone <- configRead{base, cfg, err}
+	}()
 }
 
 type healthRead struct {
@@ -345,30 +384,37 @@ func (n *node) reportEach(ctx context.Context, due []pools.Shift, report func(co
 	}()
 }
 
-func (n *node) reloadConfigLogged(ctx context.Context) {
-	if err := n.reloadConfig(ctx); err != nil {
-		n.log.Warn("configuration reload failed; serving the last good snapshot", "err", err)
+// reloadConfig brings the served configuration to the store's, waiting
+// for the read (at start, before the loop).
+func (n *node) reloadConfig(ctx context.Context) error {
+	cfg, err := n.nextConfig(ctx, n.cfg, n.fromFile)
+	if cfg != nil {
+		n.apply(cfg, true)
 	}
+	return err
 }
 
-func (n *node) reloadConfig(ctx context.Context) error {
-	if n.cfg != nil && !n.fromFile {
+// nextConfig reads the configuration that follows base (nil: none yet;
+// fromFile: base is the last good file's): through the change feed, else
+// whole. It returns nil when base is the store's revision. It touches
+// nothing the loop owns, so that it can run beside it.
+func (n *node) nextConfig(ctx context.Context, base *pools.Config, fromFile bool) (*pools.Config, error) {
+	if base != nil && !fromFile {
 		cctx, cancel := context.WithTimeout(ctx, storeProbe)
-		done, err := n.applyChanges(cctx)
+		cfg, done, err := n.changedConfig(cctx, base)
 		cancel()
 		if done || err != nil {
-			return err
+			return cfg, err
 		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, fullRead)
 	defer cancel()
 	cfg, err := n.store.Config(rctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	n.ensureKeys(rctx, cfg)
-	n.apply(cfg, true)
-	return nil
+	return cfg, nil
 }
 
 // takeOwn applies what changed in our own checks since the last take.

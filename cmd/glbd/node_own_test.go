@@ -79,7 +79,7 @@ func TestOwnChecksCountAfterAStalledLoop(t *testing.T) {
 // TestNodeLoopDoesNotWaitOnTheStore: while the store's reads hang (a
 // PostgreSQL whose packets are dropped), the node still follows its own
 // checks at once: an origin it sees fail leaves its snapshot while the
-// health and revision reads it started are still waiting.
+// health, revision and configuration reads it started are still waiting.
 func TestNodeLoopDoesNotWaitOnTheStore(t *testing.T) {
 	t.Parallel()
 	var hang hangingReads
@@ -99,14 +99,19 @@ func TestNodeLoopDoesNotWaitOnTheStore(t *testing.T) {
 	defer close(hang.release)
 
 	hang.hanging.Store(true)
-	// Both of the loop's periodic reads are waiting on the store.
+	// A write's notification starts a configuration read.
+	w.zone.Records = append(w.zone.Records, pools.Record{Name: "rev.glb.example.com", Type: "A", Content: "192.0.2.7"})
+	if _, err := w.store.Replace(ctx, w.zone, w.zone.Revision); err != nil {
+		t.Fatal(err)
+	}
+	// Every read of the loop is waiting on the store.
 	waiting := map[string]bool{}
-	for timeout := time.After(10 * time.Second); !waiting["HealthSince"] || !waiting["Revision"]; {
+	for timeout := time.After(10 * time.Second); !waiting["HealthSince"] || !waiting["Revision"] || !waiting["Changes"]; {
 		select {
 		case what := <-hang.entered:
 			waiting[what] = true
 		case <-timeout:
-			t.Fatalf("the loop did not start both of its store reads (one held it up?): %v", waiting)
+			t.Fatalf("the loop did not start all of its store reads (one held it up?): %v", waiting)
 		}
 	}
 	w.origin.Close() // a's checks are refused from now on
@@ -120,8 +125,8 @@ func TestNodeLoopDoesNotWaitOnTheStore(t *testing.T) {
 	}
 }
 
-// hangingReads is a store whose health and revision reads, once hanging
-// is set, wait until release, whatever their deadline.
+// hangingReads is a store whose health, revision and configuration reads,
+// once hanging is set, wait until release, whatever their deadline.
 type hangingReads struct {
 	pools.Store
 	hanging  atomic.Bool
@@ -148,6 +153,20 @@ func (h *hangingReads) HealthSince(ctx context.Context, c map[string]pools.Healt
 		return nil, pools.ErrUnavailable
 	}
 	return h.Store.HealthSince(ctx, c)
+}
+
+func (h *hangingReads) Changes(ctx context.Context, since int64) (*pools.ChangeSet, error) {
+	if h.wait("Changes") {
+		return nil, pools.ErrUnavailable
+	}
+	return h.Store.Changes(ctx, since)
+}
+
+func (h *hangingReads) Config(ctx context.Context) (*pools.Config, error) {
+	if h.wait("Config") {
+		return nil, pools.ErrUnavailable
+	}
+	return h.Store.Config(ctx)
 }
 
 func (h *hangingReads) Revision(ctx context.Context) (int64, error) {
