@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"maps"
 	"os"
 	"sync/atomic"
 	"time"
@@ -158,8 +157,7 @@ func (n *node) run(ctx context.Context) {
 	shiftTimer.Stop()
 	defer shiftTimer.Stop()
 	var armed time.Time
-	reads := &storeReads{n: n, ctx: ctx, healthDone: make(chan healthRead, 1), revisionDone: make(chan revisionRead, 1),
-		configDone: make(chan configRead, 1)}
+	reads := newStoreReads(ctx, n)
 	for {
 		if c := n.cur.Load(); c != nil {
 			if next := c.snap.NextShiftBoundary(); !next.Equal(armed) {
@@ -182,130 +180,48 @@ func (n *node) run(ctx context.Context) {
 				continue
 			}
 			if ch.Health {
-				reads.health()
+				reads.readHealth()
 			}
 			if ch.Revision != 0 || !ch.Health {
-				reads.config()
+				reads.readConfig()
 			}
 		case <-poll.C:
-			reads.revision()
-		case r := <-reads.healthDone:
-			reads.healthBusy = false
+			reads.readRevision()
+		case r := <-reads.health.done:
 			n.takeHealth(r.ups, r.err)
 			n.rebuildHealth()
-			if reads.healthAgain {
-				reads.health()
+			if reads.health.ended() {
+				reads.readHealth()
 			}
-		case r := <-reads.revisionDone:
-			reads.revisionBusy = false
+		case r := <-reads.revision.done:
+			reads.revision.ended()
 			if r.err == nil && (n.cfg == nil || r.rev != n.cfg.Revision || n.fromFile) {
-				reads.config()
+				reads.readConfig()
 			}
-		case r := <-reads.configDone:
-			reads.configBusy = false
+		case r := <-reads.config.done:
+			again := reads.config.ended()
 			switch {
 			case r.err != nil:
 				n.log.Warn("configuration reload failed; serving the last good snapshot", "err", r.err)
 			case r.cfg != nil && r.base == n.cfg:
 				n.apply(r.cfg, true)
 			case r.cfg != nil:
-				reads.configAgain = true // read from what is served now
+				again = true // read from what is served now
 			}
-			if reads.configAgain {
-				reads.config()
+			if again {
+				reads.readConfig()
 			}
 		case <-n.checker.Changes():
 			n.rebuildHealth() // our own state change: at once, without the store
 		case <-tick.C:
-			if reads.healthBusy {
+			if reads.health.busy {
 				// The last read still hangs: heartbeats go stale by the
 				// clock meanwhile. Otherwise the read's result rebuilds.
 				n.rebuildHealth()
 			}
-			reads.health()
+			reads.readHealth()
 		}
 	}
-}
-
-// storeReads runs the loop's store reads (health, revision, configuration)
-// off the loop, one of each kind at a time, and hands their results back
-// to it. While the
-// store is unreachable each read lasts until its deadline; on the loop,
-// they followed one another and held up everything else, our own checks'
-// news among them: a failover this node saw itself waited seconds for a
-// store it does not need.
-type storeReads struct {
-	n                        *node
-	ctx                      context.Context
-	healthBusy, revisionBusy bool
-	// healthAgain: news came while a health read was under way, which
-	// may have missed it; another read follows at once.
-	healthAgain  bool
-	healthDone   chan healthRead
-	revisionDone chan revisionRead
-	// The same for configuration reads (the change feed, else the whole
-	// configuration), whose result the loop applies.
-	configBusy, configAgain bool
-	configDone              chan configRead
-}
-
-type configRead struct {
-	base, cfg *pools.Config
-	err       error
-}
-
-// config starts a read of the configuration that follows the served one,
-// or another once the one under way ends.
-func (r *storeReads) config() {
-	if r.configBusy {
-		r.configAgain = true
-		return
-	}
-	r.configBusy, r.configAgain = true, false
-	base, fromFile := r.n.cfg, r.n.fromFile
-	go func() {
-		cfg, err := r.n.nextConfig(r.ctx, base, fromFile)
-		r.configDone <- configRead{base, cfg, err}
-	}()
-}
-
-type healthRead struct {
-	ups []pools.HealthUpdate
-	err error
-}
-
-type revisionRead struct {
-	rev int64
-	err error
-}
-
-// health starts a read of the others' health, or another once the one
-// under way ends.
-func (r *storeReads) health() {
-	if r.healthBusy {
-		r.healthAgain = true
-		return
-	}
-	r.healthBusy, r.healthAgain = true, false
-	cursors := maps.Clone(r.n.cursors)
-	go func() {
-		ups, err := r.n.fetchHealth(r.ctx, cursors)
-		r.healthDone <- healthRead{ups, err}
-	}()
-}
-
-// revision starts a read of the store's revision unless one is under way.
-func (r *storeReads) revision() {
-	if r.revisionBusy {
-		return
-	}
-	r.revisionBusy = true
-	go func() {
-		rctx, cancel := context.WithTimeout(r.ctx, 2*time.Second)
-		defer cancel()
-		rev, err := r.n.store.Revision(rctx)
-		r.revisionDone <- revisionRead{rev, err}
-	}()
 }
 
 // shiftBoundary recompiles the served snapshot when a shift starts or
