@@ -531,6 +531,9 @@ func (c *Checker) View() pools.NodeHealth {
 	return c.view(len(c.watches), maps.Values(c.watches))
 }
 
+// Node is the node name the checker tags its updates with.
+func (c *Checker) Node() string { return c.opts.Node }
+
 // PoolView is View for one pool: what this node knows of its origins now,
 // ahead of what it last published.
 func (c *Checker) PoolView(pool string) pools.NodeHealth {

@@ -84,7 +84,7 @@ func newNode(log *slog.Logger, store pools.Store, dataDir string, checker *healt
 	n := &node{
 		log: log.With("component", "node"), store: store, dataDir: dataDir, checker: checker,
 		publish: publish, pollEvery: 2 * time.Second, lastGood: newLastGoodWriter(dataDir, log),
-		tally: healthcheck.NewTally(), own: checker.Follow(), cursors: map[string]pools.HealthCursor{},
+		tally: healthcheck.NewTally(), own: checker.Follow(), self: checker.Node(), cursors: map[string]pools.HealthCursor{},
 		builds:    set.CounterVec("snapshot_builds_total", "Snapshot compilations by result (ok, error).", "result"),
 		buildTime: set.Histogram("snapshot_build_seconds", "Time to compile and publish a snapshot.", prometheus.ExponentialBuckets(0.0001, 4, 10)),
 		revision:  set.Gauge("snapshot_revision", "Configuration revision of the served snapshot."),
@@ -336,15 +336,13 @@ func (n *node) nextConfig(ctx context.Context, base *pools.Config, fromFile bool
 // takeOwn applies what changed in our own checks since the last take.
 func (n *node) takeOwn() {
 	u, commit := n.own.Next(time.Now())
-	n.self = u.Node
 	n.tally.Apply(u)
 	commit()
 }
 
-// readHealth applies our own changes and what the other nodes published
-// since the last read, waiting for the read (at start, before the loop).
+// readHealth applies what the other nodes published since the last read,
+// waiting for the read (at start, before the loop).
 func (n *node) readHealth(ctx context.Context) {
-	n.takeOwn()
 	ups, err := n.fetchHealth(ctx, n.cursors)
 	n.takeHealth(ups, err)
 }
@@ -370,9 +368,6 @@ func (n *node) takeHealth(ups []pools.HealthUpdate, err error) {
 	}
 	if n.beats == nil {
 		n.beats = map[string]time.Time{}
-	}
-	if n.self == "" {
-		n.takeOwn() // names us, so that the store's copy of us is left out
 	}
 	for _, u := range ups {
 		n.cursors[u.Node] = u.Cursor
