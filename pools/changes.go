@@ -3,6 +3,7 @@ package pools
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 )
 
@@ -15,6 +16,16 @@ var ErrChangeGap = errors.New("changes since that revision are no longer known")
 // ChangeLogRevisions is how many revisions of changes a store keeps; a
 // reader further behind gets ErrChangeGap.
 const ChangeLogRevisions = 10000
+
+// ChangeGap is the ErrChangeGap (wrapped) of a reader asking for the
+// changes since revision since of a store whose log holds those after
+// horizon up to rev; nil when the log covers since.
+func ChangeGap(since, horizon, rev int64) error {
+	if since < horizon || since > rev {
+		return fmt.Errorf("changes since revision %d (kept: %d to %d): %w", since, horizon, rev, ErrChangeGap)
+	}
+	return nil
+}
 
 // ObjectChange is the state of one object after the last change to it.
 type ObjectChange struct {

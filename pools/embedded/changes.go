@@ -74,8 +74,7 @@ func (s *Store) Changes(ctx context.Context, since int64) (*pools.ChangeSet, err
 	var gap error // outside the transaction's errors: not a storage failure
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		rev := revision(tx)
-		if hz := getInt(tx.Bucket(metaBucket), horizonKey); since < hz || since > rev {
-			gap = fmt.Errorf("changes since revision %d (kept: %d to %d): %w", since, hz, rev, pools.ErrChangeGap)
+		if gap = pools.ChangeGap(since, getInt(tx.Bucket(metaBucket), horizonKey), rev); gap != nil {
 			return nil
 		}
 		cs = &pools.ChangeSet{Since: since, Revision: rev}

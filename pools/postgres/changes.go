@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -20,8 +19,7 @@ func (s *Store) Changes(ctx context.Context, since int64) (*pools.ChangeSet, err
 		if err != nil {
 			return err
 		}
-		if since < horizon || since > rev {
-			gap = fmt.Errorf("changes since revision %d (kept: %d to %d): %w", since, horizon, rev, pools.ErrChangeGap)
+		if gap = pools.ChangeGap(since, horizon, rev); gap != nil {
 			return nil
 		}
 		cs = &pools.ChangeSet{Since: since, Revision: rev}
