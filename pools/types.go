@@ -472,6 +472,14 @@ type Config struct {
 	Rollouts []Rollout `json:"rollouts,omitempty"`
 }
 
+// NewConfig returns a Config with every list of objects empty, not nil,
+// as a store's Config starts: a kind without objects reads as [], the
+// same from either store.
+func NewConfig() *Config {
+	return &Config{Zones: []Zone{}, Monitors: []Monitor{}, Pools: []Pool{}, LoadBalancers: []LoadBalancer{},
+		Networks: []Network{}, Shifts: []Shift{}, Rollouts: []Rollout{}}
+}
+
 // Add appends o to the list of its kind, and reports whether Config holds
 // that kind.
 func (c *Config) Add(o Object) bool {

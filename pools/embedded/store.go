@@ -250,10 +250,7 @@ func (s *Store) Delete(ctx context.Context, k pools.Kind, id string, ifRevision 
 // Config reads everything in one read transaction, each kind in creation
 // order.
 func (s *Store) Config(ctx context.Context) (*pools.Config, error) {
-	cfg := &pools.Config{
-		Zones: []pools.Zone{}, Monitors: []pools.Monitor{}, Pools: []pools.Pool{},
-		LoadBalancers: []pools.LoadBalancer{}, Networks: []pools.Network{}, Shifts: []pools.Shift{}, Rollouts: []pools.Rollout{},
-	}
+	cfg := pools.NewConfig()
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		cfg.Revision = revision(tx)
 		for _, k := range pools.StoredKinds {

@@ -167,18 +167,8 @@ func (s *Store) List(ctx context.Context, k pools.Kind, p pools.Page) (pools.Lis
 		if err := tx.QueryRow(ctx, "select count(*) from "+t).Scan(&res.TotalCount); err != nil {
 			return err
 		}
-		docs, err := collect(ctx, tx, pgx.RowTo[[]byte], "select doc from "+t+" order by created_on, id limit $1 offset $2", limit, offset)
-		if err != nil {
-			return err
-		}
-		for _, d := range docs {
-			o, err := decode(k, d)
-			if err != nil {
-				return err
-			}
-			res.Items = append(res.Items, o)
-		}
-		return nil
+		return eachOf(ctx, tx, k, func(o pools.Object) { res.Items = append(res.Items, o) },
+			"select doc from "+t+" order by created_on, id limit $1 offset $2", limit, offset)
 	})
 	return res, err
 }
@@ -243,51 +233,49 @@ func selectAll[T any](s *Store, ctx context.Context, scan pgx.RowToFunc[T], quer
 	return out, err
 }
 
-func readAll[T any](ctx context.Context, tx pgx.Tx, k pools.Kind) ([]T, error) {
-	docs, err := collect(ctx, tx, pgx.RowTo[[]byte], "select doc from "+string(k)+" order by created_on, id")
+// each calls fn on every object of a kind in creation order.
+func each(ctx context.Context, tx pgx.Tx, k pools.Kind, fn func(pools.Object)) error {
+	return eachOf(ctx, tx, k, fn, "select doc from "+string(k)+" order by created_on, id")
+}
+
+// eachOf calls fn on each object of kind k whose doc query selects, in
+// the order selected.
+func eachOf(ctx context.Context, tx pgx.Tx, k pools.Kind, fn func(pools.Object), query string, args ...any) error {
+	docs, err := collect(ctx, tx, pgx.RowTo[[]byte], query, args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := make([]T, 0, len(docs))
 	for _, d := range docs {
 		o, err := decode(k, d)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, *any(o).(*T))
+		fn(o)
+	}
+	return nil
+}
+
+func readAll[T any](ctx context.Context, tx pgx.Tx, k pools.Kind) ([]T, error) {
+	out := []T{}
+	if err := each(ctx, tx, k, func(o pools.Object) { out = append(out, *any(o).(*T)) }); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
 // Config reads everything in one read-only REPEATABLE READ transaction.
 func (s *Store) Config(ctx context.Context) (*pools.Config, error) {
-	cfg := &pools.Config{}
+	cfg := pools.NewConfig()
 	err := s.read(ctx, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, "select revision from glb_revision").Scan(&cfg.Revision); err != nil {
+			return err
+		}
+		for _, k := range pools.StoredKinds {
+			if err := each(ctx, tx, k, func(o pools.Object) { cfg.Add(o) }); err != nil {
+				return err
+			}
+		}
 		var err error
-		if err = tx.QueryRow(ctx, "select revision from glb_revision").Scan(&cfg.Revision); err != nil {
-			return err
-		}
-		if cfg.Zones, err = readAll[pools.Zone](ctx, tx, pools.KindZone); err != nil {
-			return err
-		}
-		if cfg.Monitors, err = readAll[pools.Monitor](ctx, tx, pools.KindMonitor); err != nil {
-			return err
-		}
-		if cfg.Pools, err = readAll[pools.Pool](ctx, tx, pools.KindPool); err != nil {
-			return err
-		}
-		if cfg.LoadBalancers, err = readAll[pools.LoadBalancer](ctx, tx, pools.KindLoadBalancer); err != nil {
-			return err
-		}
-		if cfg.Networks, err = readAll[pools.Network](ctx, tx, pools.KindNetwork); err != nil {
-			return err
-		}
-		if cfg.Shifts, err = readAll[pools.Shift](ctx, tx, pools.KindShift); err != nil {
-			return err
-		}
-		if cfg.Rollouts, err = readAll[pools.Rollout](ctx, tx, pools.KindRollout); err != nil {
-			return err
-		}
 		cfg.DNSSECKeys, err = allZoneKeys(ctx, tx)
 		return err
 	})
