@@ -144,6 +144,35 @@ func decodeMonitors(b []byte) ([]pools.MonitorState, error) {
 	return out, nil
 }
 
+// originColumns are the columns of node_origin_health that make an
+// origin's state, in the order originRow.dest scans them.
+const originColumns = "o.pool, o.origin, o.healthy, o.reason, o.rtt_ns, o.monitors"
+
+// originRow is a node_origin_health row as the reads left-join it to the
+// heartbeats: every column nil for a heartbeat without one.
+type originRow struct {
+	pool, origin, reason *string
+	healthy              *bool
+	rtt                  *int64
+	monitors             []byte
+}
+
+// dest are the scan destinations of originColumns.
+func (r *originRow) dest() []any {
+	return []any{&r.pool, &r.origin, &r.healthy, &r.reason, &r.rtt, &r.monitors}
+}
+
+// state is the origin's state the row holds, confirmed when its node last
+// published.
+func (r *originRow) state(published time.Time) (pools.OriginState, error) {
+	ms, err := decodeMonitors(r.monitors)
+	if err != nil {
+		return pools.OriginState{}, err
+	}
+	return pools.OriginState{Pool: *r.pool, Origin: *r.origin, Healthy: *r.healthy, Reason: *r.reason,
+		RTT: time.Duration(*r.rtt), CheckedAt: published, Monitors: ms}, nil
+}
+
 // sinceSQL reads, in one statement (one snapshot), every heartbeat and the
 // origin rows each reader has not seen: rows after its cursor, or all the
 // node's live rows when the cursor is missing or of another epoch (since
@@ -152,8 +181,7 @@ const sinceSQL = `
 	with c as (select * from unnest($1::text[], $2::bigint[], $3::bigint[]) as c(node, epoch, seq)),
 	h as (select h.*, coalesce((select c.seq from c where c.node = h.node and c.epoch = h.epoch and c.seq <= h.seq), -1) as since
 		from node_heartbeat h)
-	select h.node, h.region, h.published, h.epoch, h.seq, h.since < 0,
-		o.pool, o.origin, o.gone, o.healthy, o.reason, o.rtt_ns, o.monitors
+	select h.node, h.region, h.published, h.epoch, h.seq, h.since < 0, o.gone, ` + originColumns + `
 	from h left join node_origin_health o on o.node = h.node and o.seq > greatest(h.since, 0) and (h.since >= 0 or not o.gone)
 	order by h.node, o.seq`
 
@@ -173,34 +201,29 @@ func (s *Store) HealthSince(ctx context.Context, cursors map[string]pools.Health
 	defer rows.Close()
 	out := []pools.HealthUpdate{}
 	for rows.Next() {
-		var (
-			u                 pools.HealthUpdate
-			pool, origin, why *string
-			gone, healthy     *bool
-			rtt               *int64
-			monitors          []byte
-		)
-		if err := rows.Scan(&u.Node, &u.Region, &u.Published, &u.Cursor.Epoch, &u.Cursor.Seq, &u.Full,
-			&pool, &origin, &gone, &healthy, &why, &rtt, &monitors); err != nil {
+		var u pools.HealthUpdate
+		var gone *bool
+		var o originRow
+		if err := rows.Scan(append([]any{&u.Node, &u.Region, &u.Published, &u.Cursor.Epoch, &u.Cursor.Seq, &u.Full, &gone},
+			o.dest()...)...); err != nil {
 			return nil, mapError(err)
 		}
 		if len(out) == 0 || out[len(out)-1].Node != u.Node {
 			out = append(out, u)
 		}
-		if pool == nil {
+		if o.pool == nil {
 			continue // a heartbeat without news
 		}
 		last := &out[len(out)-1]
 		if *gone {
-			last.Removed = append(last.Removed, pools.OriginKey{Pool: *pool, Origin: *origin})
+			last.Removed = append(last.Removed, pools.OriginKey{Pool: *o.pool, Origin: *o.origin})
 			continue
 		}
-		ms, err := decodeMonitors(monitors)
+		st, err := o.state(last.Published)
 		if err != nil {
 			return nil, err
 		}
-		last.Origins = append(last.Origins, pools.OriginState{Pool: *pool, Origin: *origin, Healthy: *healthy,
-			Reason: *why, RTT: time.Duration(*rtt), CheckedAt: last.Published, Monitors: ms})
+		last.Origins = append(last.Origins, st)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, mapError(err)
@@ -213,7 +236,7 @@ func (s *Store) HealthViews(ctx context.Context, pool string) ([]pools.NodeHealt
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `
-		select h.node, h.region, h.published, o.pool, o.origin, o.healthy, o.reason, o.rtt_ns, o.monitors
+		select h.node, h.region, h.published, `+originColumns+`
 		from node_heartbeat h
 		left join node_origin_health o on o.node = h.node and not o.gone and ($1 = '' or o.pool = $1)
 		order by h.node, o.pool, o.origin`, pool)
@@ -223,30 +246,24 @@ func (s *Store) HealthViews(ctx context.Context, pool string) ([]pools.NodeHealt
 	defer rows.Close()
 	views := []pools.NodeHealth{}
 	for rows.Next() {
-		var (
-			v                   pools.NodeHealth
-			poolID, origin, why *string
-			healthy             *bool
-			rtt                 *int64
-			monitors            []byte
-		)
-		if err := rows.Scan(&v.Node, &v.Region, &v.Published, &poolID, &origin, &healthy, &why, &rtt, &monitors); err != nil {
+		var v pools.NodeHealth
+		var o originRow
+		if err := rows.Scan(append([]any{&v.Node, &v.Region, &v.Published}, o.dest()...)...); err != nil {
 			return nil, mapError(err)
 		}
 		if len(views) == 0 || views[len(views)-1].Node != v.Node {
 			v.Origins = []pools.OriginState{}
 			views = append(views, v)
 		}
-		if poolID == nil {
+		if o.pool == nil {
 			continue
 		}
-		ms, err := decodeMonitors(monitors)
+		last := &views[len(views)-1]
+		st, err := o.state(last.Published)
 		if err != nil {
 			return nil, err
 		}
-		last := &views[len(views)-1]
-		last.Origins = append(last.Origins, pools.OriginState{Pool: *poolID, Origin: *origin, Healthy: *healthy,
-			Reason: *why, RTT: time.Duration(*rtt), CheckedAt: last.Published, Monitors: ms})
+		last.Origins = append(last.Origins, st)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, mapError(err)
