@@ -21,8 +21,20 @@ type KeyStore interface {
 	UpdateZoneKeys(ctx context.Context, zoneID string, fn func([]ZoneKey) ([]ZoneKey, error)) ([]ZoneKey, error)
 }
 
-// KeysChangedIn records inside a store transaction that a zone's keys
-// changed: its SOA serial advances (its DNSKEY RRset is zone content), which
-// also puts the zone in the change feed, so that nodes that follow the
-// feed recompile it with the new keys.
-func KeysChangedIn(tx Tx, zoneID string, now time.Time) error { return touchZone(tx, zoneID, now) }
+// KeysChangedIn records inside a store transaction, once the store has
+// written a zone's keys (before, then after), what that write changes
+// besides: the global revision advances, so that every node re-signs;
+// the zone's SOA serial advances (its DNSKEY RRset is zone content),
+// which also puts the zone in the change feed, so that nodes that follow
+// the feed recompile it with the new keys. It returns the revision and
+// the event the store adds.
+func KeysChangedIn(tx Tx, zoneID string, before, after []ZoneKey, now time.Time) (int64, Event, error) {
+	rev, err := tx.BumpRevision()
+	if err != nil {
+		return 0, Event{}, err
+	}
+	if err := touchZone(tx, zoneID, now); err != nil {
+		return 0, Event{}, err
+	}
+	return rev, dnssecEvent(zoneID, before, after, now), nil
+}

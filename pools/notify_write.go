@@ -115,10 +115,10 @@ func shiftEvent(sh *Shift, e *AuditEntry) *Event {
 	return &ev
 }
 
-// DNSSECEvent is the event of a zone's keys changing (a rollover step):
+// dnssecEvent is the event of a zone's keys changing (a rollover step):
 // old and new list each key as "role tag state". Its id is the zone's and
 // the new key set's, so the same step is one event.
-func DNSSECEvent(zoneID string, before, after []ZoneKey, at time.Time) Event {
+func dnssecEvent(zoneID string, before, after []ZoneKey, at time.Time) Event {
 	desc := func(keys []ZoneKey) string {
 		parts := make([]string, len(keys))
 		for i, k := range keys {

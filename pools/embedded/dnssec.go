@@ -71,13 +71,10 @@ func (s *Store) UpdateZoneKeys(ctx context.Context, zoneID string, fn func([]poo
 		if err := b.Put([]byte(zoneID), doc); err != nil {
 			return err
 		}
-		if rev, err = (txn{tx}).BumpRevision(); err != nil {
+		var ev pools.Event
+		if rev, ev, err = pools.KeysChangedIn(txn{tx}, zoneID, cur, next, s.now()); err != nil {
 			return err
 		}
-		if err := pools.KeysChangedIn(txn{tx}, zoneID, s.now()); err != nil {
-			return err
-		}
-		ev := pools.DNSSECEvent(zoneID, cur, next, s.now())
 		if _, err := addEvent(tx, &ev, ""); err != nil {
 			return err
 		}

@@ -48,13 +48,10 @@ func (s *Store) UpdateZoneKeys(ctx context.Context, zoneID string, fn func([]poo
 			on conflict (zone_id) do update set keys = excluded.keys`, zoneID, doc); err != nil {
 			return err
 		}
-		if _, err := t.BumpRevision(); err != nil {
+		_, ev, err := pools.KeysChangedIn(t, zoneID, cur, next, s.now())
+		if err != nil {
 			return err
 		}
-		if err := pools.KeysChangedIn(t, zoneID, s.now()); err != nil {
-			return err
-		}
-		ev := pools.DNSSECEvent(zoneID, cur, next, s.now())
 		if _, err := t.addEvent(&ev, ""); err != nil {
 			return err
 		}
