@@ -112,6 +112,15 @@ func appendAudit(tx *bbolt.Tx, e *pools.AuditEntry) error {
 	return b.Put(seqKey(seq), v)
 }
 
+// decodeAudit reads an entry as appendAudit stored it.
+func decodeAudit(v []byte) (pools.AuditEntry, error) {
+	var e pools.AuditEntry
+	if err := json.Unmarshal(v, &e); err != nil {
+		return e, fmt.Errorf("decode audit entry: %w", err)
+	}
+	return e, nil
+}
+
 func seqKey(seq uint64) []byte {
 	var k [8]byte
 	binary.BigEndian.PutUint64(k[:], seq)
@@ -127,9 +136,9 @@ func (s *Store) Audit(ctx context.Context, f pools.AuditFilter, p pools.Page) (p
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		c := tx.Bucket(auditBucket).Cursor()
 		for k, v := c.Last(); k != nil; k, v = c.Prev() {
-			var e pools.AuditEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("decode audit entry: %w", err)
+			e, err := decodeAudit(v)
+			if err != nil {
+				return err
 			}
 			if !f.Match(&e) {
 				continue
@@ -187,9 +196,9 @@ func (s *Store) PruneAudit(ctx context.Context, before time.Time) (int64, error)
 	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		c := tx.Bucket(auditBucket).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.First() {
-			var e pools.AuditEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("decode audit entry: %w", err)
+			e, err := decodeAudit(v)
+			if err != nil {
+				return err
 			}
 			if !e.Time.Before(before) {
 				return nil
