@@ -104,7 +104,8 @@ type Store interface {
 	// Delete removes an object; *ConflictError when another refers to it.
 	Delete(ctx context.Context, k Kind, id string, ifRevision int64) error
 
-	// Config reads the whole configuration in one consistent snapshot.
+	// Config reads the whole configuration in one consistent snapshot;
+	// a kind without objects is an empty list, not nil (NewConfig).
 	Config(ctx context.Context) (*Config, error)
 	// Revision is the global configuration revision.
 	Revision(ctx context.Context) (int64, error)

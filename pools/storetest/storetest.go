@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -604,6 +605,16 @@ func testWatch(t *testing.T, c context.Context, s pools.Store) {
 }
 
 func testConfig(t *testing.T, c context.Context, s pools.Store) {
+	// A kind without objects reads as [], not null.
+	empty, err := s.Config(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(empty)
+	want := fmt.Sprintf(`{"revision":%d,"zones":[],"monitors":[],"pools":[],"load_balancers":[],"networks":[]}`, empty.Revision)
+	if string(got) != want {
+		t.Errorf("config of an empty store = %s, want %s", got, want)
+	}
 	f := newFixture(t, s)
 	cfg, err := s.Config(c)
 	if err != nil {
