@@ -39,22 +39,18 @@ func runApply(ctx context.Context, args []string, env func(string) string, stdou
 	if a.plan != "" {
 		sp, err := readSavedPlan(a.plan)
 		if err != nil {
-			fmt.Fprintln(stderr, "glbctl:", err)
-			return exitFailed
+			return fail(stderr, exitFailed, err)
 		}
 		moved, err := sp.check(cl.base, f, p)
 		if err != nil {
-			fmt.Fprintln(stderr, "glbctl:", err)
-			return exitFailed
+			return fail(stderr, exitFailed, err)
 		}
 		if len(moved) > 0 {
-			fmt.Fprintln(stderr, "glbctl:", &staleError{moved: moved})
-			return exitFailed
+			return fail(stderr, exitFailed, &staleError{moved: moved})
 		}
 	}
 	if err := staged.mark(p); err != nil {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitFailed
+		return fail(stderr, exitFailed, err)
 	}
 	if dryRun {
 		printPlan(stdout, p)
@@ -62,8 +58,7 @@ func runApply(ctx context.Context, args []string, env func(string) string, stdou
 		return exitOK
 	}
 	if err := execute(ctx, cl, f, p, &staged, stdout); err != nil {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitFailed
+		return fail(stderr, exitFailed, err)
 	}
 	return exitOK
 }

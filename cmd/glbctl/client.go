@@ -160,8 +160,7 @@ func show(ctx context.Context, cl *client, path, format string, stdout, stderr i
 		}
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitFailed
+		return fail(stderr, exitFailed, err)
 	}
 	return exitOK
 }
@@ -204,8 +203,7 @@ func printAnswer[T any](b []byte, err error, format string, stdout, stderr io.Wr
 		}
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitFailed
+		return fail(stderr, exitFailed, err)
 	}
 	return exitOK
 }

@@ -28,13 +28,11 @@ func runDiff(ctx context.Context, args []string, env func(string) string, stdout
 	}
 	f, p, err := load(ctx, cl, a.file, a.prune)
 	if err != nil {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitTrouble
+		return fail(stderr, exitTrouble, err)
 	}
 	if a.plan != "" {
 		if err := writeSavedPlan(a.plan, cl.base, f, p); err != nil {
-			fmt.Fprintln(stderr, "glbctl:", err)
-			return exitTrouble
+			return fail(stderr, exitTrouble, err)
 		}
 	}
 	printPlan(stdout, p)

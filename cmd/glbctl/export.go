@@ -22,13 +22,11 @@ func runExport(ctx context.Context, args []string, env func(string) string, stdo
 	}
 	st, err := readState(ctx, cl)
 	if err != nil {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitFailed
+		return fail(stderr, exitFailed, err)
 	}
 	out, err := exportState(st, c.output)
 	if err != nil {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitFailed
+		return fail(stderr, exitFailed, err)
 	}
 	_, _ = stdout.Write(out)
 	return exitOK

@@ -37,13 +37,11 @@ func runGet(ctx context.Context, args []string, env func(string) string, stdout,
 	if len(pos) == 2 {
 		var raw json.RawMessage
 		if err := cl.result(ctx, objectPath(k, pos[1]), &raw); err != nil {
-			fmt.Fprintln(stderr, "glbctl:", err)
-			return exitFailed
+			return fail(stderr, exitFailed, err)
 		}
 		raws = append(raws, raw)
 	} else if raws, err = cl.list(ctx, k); err != nil {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitFailed
+		return fail(stderr, exitFailed, err)
 	}
 	if c.output != "table" {
 		raw, err := json.Marshal(raws)
@@ -54,8 +52,7 @@ func runGet(ctx context.Context, args []string, env func(string) string, stdout,
 			err = printRaw(stdout, raw, c.output)
 		}
 		if err != nil {
-			fmt.Fprintln(stderr, "glbctl:", err)
-			return exitFailed
+			return fail(stderr, exitFailed, err)
 		}
 		return exitOK
 	}

@@ -261,6 +261,12 @@ func usageError(stderr io.Writer, err error) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
+	return fail(stderr, exitUsage, err)
+}
+
+// fail reports err on stderr, as glbctl reports every error, and returns
+// status, the exit status it deserves.
+func fail(stderr io.Writer, status int, err error) int {
 	fmt.Fprintln(stderr, "glbctl:", err)
-	return exitUsage
+	return status
 }

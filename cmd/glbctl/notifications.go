@@ -51,10 +51,6 @@ func runNotifications(ctx context.Context, args []string, env func(string) strin
 		return usageError(stderr, err)
 	}
 	verb, pos := splitVerb(pos)
-	fail := func(err error) int {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitFailed
-	}
 	switch {
 	case verb == "list" && len(pos) == 0:
 		return showAs(ctx, cl, apiPrefix+"/notifications?per_page=1000", c.output, stdout, stderr, "subscriptions", func(w io.Writer, subs []pools.Subscription) {
@@ -67,13 +63,13 @@ func runNotifications(ctx context.Context, args []string, env func(string) strin
 	case verb == "apply" && len(pos) == 0 && *file != "":
 		specs, err := readNotificationFile(*file, os.Stdin, env)
 		if err != nil {
-			return fail(err)
+			return fail(stderr, exitFailed, err)
 		}
 		return applyNotifications(ctx, cl, specs, env, *prune, *dryRun, stdout, stderr)
 	case verb == "deliveries" && len(pos) == 1:
 		id, err := subscriptionID(ctx, cl, pos[0])
 		if err != nil {
-			return fail(err)
+			return fail(stderr, exitFailed, err)
 		}
 		return showAs(ctx, cl, apiPrefix+"/notifications/"+url.PathEscape(id)+"/deliveries?per_page=100", c.output, stdout, stderr, "deliveries", func(w io.Writer, ds []pools.Delivery) {
 			t := newTable(w, "SEQ", "TIME", "TYPE", "STATUS", "ATTEMPTS", "LAST CODE", "NEXT", "SUMMARY / LAST ERROR")
@@ -92,10 +88,10 @@ func runNotifications(ctx context.Context, args []string, env func(string) strin
 	case verb == "test" && len(pos) == 1:
 		id, err := subscriptionID(ctx, cl, pos[0])
 		if err != nil {
-			return fail(err)
+			return fail(stderr, exitFailed, err)
 		}
 		if _, _, err := cl.do(ctx, http.MethodPost, apiPrefix+"/notifications/"+url.PathEscape(id)+"/test", nil, ""); err != nil {
-			return fail(err)
+			return fail(stderr, exitFailed, err)
 		}
 		fmt.Fprintf(stdout, "test event queued for %s; glbctl notifications deliveries %s shows how it went\n", pos[0], pos[0])
 		return exitOK
@@ -209,8 +205,7 @@ func (s *notificationSpec) same(cur pools.Subscription, env func(string) string)
 func applyNotifications(ctx context.Context, cl *client, specs []notificationSpec, env func(string) string, prune, dryRun bool, stdout, stderr io.Writer) int {
 	var cur []pools.Subscription
 	if err := cl.result(ctx, apiPrefix+"/notifications?per_page=1000", &cur); err != nil {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitFailed
+		return fail(stderr, exitFailed, err)
 	}
 	byName := map[string]pools.Subscription{}
 	for _, s := range cur {

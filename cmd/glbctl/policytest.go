@@ -84,16 +84,14 @@ func runTest(ctx context.Context, args []string, env func(string) string, stdout
 	}
 	pf, err := readPolicyFile(*tests)
 	if err != nil {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitTrouble
+		return fail(stderr, exitTrouble, err)
 	}
 	var objs []pools.Object
 	source := *file
 	if *file != "" {
 		f, err := readConfigFile(*file, os.Stdin)
 		if err != nil {
-			fmt.Fprintln(stderr, "glbctl:", err)
-			return exitTrouble
+			return fail(stderr, exitTrouble, err)
 		}
 		for _, e := range f.entries {
 			objs = append(objs, e.obj)
@@ -105,8 +103,7 @@ func runTest(ctx context.Context, args []string, env func(string) string, stdout
 		}
 		st, err := readState(ctx, cl)
 		if err != nil {
-			fmt.Fprintln(stderr, "glbctl:", err)
-			return exitTrouble
+			return fail(stderr, exitTrouble, err)
 		}
 		for _, k := range applyOrder {
 			for _, o := range st[k] {
@@ -117,13 +114,11 @@ func runTest(ctx context.Context, args []string, env func(string) string, stdout
 	}
 	cfg := configOf(objs)
 	if err := pf.check(*tests, cfg); err != nil {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitTrouble
+		return fail(stderr, exitTrouble, err)
 	}
 	failed, err := pf.run(cfg, stdout)
 	if err != nil {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitTrouble
+		return fail(stderr, exitTrouble, err)
 	}
 	fmt.Fprintf(stdout, "%d of %d passed (%s)\n", len(pf.Tests)+len(pf.Rules)-failed, len(pf.Tests)+len(pf.Rules), source)
 	if failed > 0 {

@@ -232,8 +232,7 @@ func safetySet(ctx context.Context, args []string, env func(string) string, stdo
 	}
 	b, hdr, err := cl.do(ctx, http.MethodGet, apiPrefix+"/safety/rules", nil, "")
 	if err != nil {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitFailed
+		return fail(stderr, exitFailed, err)
 	}
 	var cur struct {
 		Result pools.SafetyRules `json:"result"`

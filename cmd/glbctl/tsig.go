@@ -55,8 +55,7 @@ func runTSIGKeys(ctx context.Context, args []string, env func(string) string, st
 		body, _ := json.Marshal(map[string]any{"name": pos[0], "algorithm": *alg, "grants": grants})
 		b, _, err := cl.do(ctx, http.MethodPost, apiPrefix+"/tsig_keys", body, "")
 		if err != nil {
-			fmt.Fprintln(stderr, "glbctl:", err)
-			return exitFailed
+			return fail(stderr, exitFailed, err)
 		}
 		var out struct {
 			Result struct {
@@ -73,8 +72,7 @@ func runTSIGKeys(ctx context.Context, args []string, env func(string) string, st
 		return exitOK
 	case verb == "delete" && len(pos) == 1:
 		if _, _, err := cl.do(ctx, http.MethodDelete, apiPrefix+"/tsig_keys/"+url.PathEscape(pos[0]), nil, ""); err != nil {
-			fmt.Fprintln(stderr, "glbctl:", err)
-			return exitFailed
+			return fail(stderr, exitFailed, err)
 		}
 		fmt.Fprintf(stdout, "TSIG key %s deleted\n", pos[0])
 		return exitOK

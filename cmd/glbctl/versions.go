@@ -81,8 +81,7 @@ func runRollback(ctx context.Context, args []string, env func(string) string, st
 		err = json.Unmarshal(b, &out)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitFailed
+		return fail(stderr, exitFailed, err)
 	}
 	r := out.Result
 	if len(r.Changes) == 0 {
@@ -105,8 +104,7 @@ func runVersionDiff(ctx context.Context, args []string, env func(string) string,
 	}
 	p, err := versionPlan(ctx, cl, lb, n)
 	if err != nil {
-		fmt.Fprintln(stderr, "glbctl:", err)
-		return exitTrouble
+		return fail(stderr, exitTrouble, err)
 	}
 	kept := p.kept
 	p.kept = nil
