@@ -69,10 +69,7 @@ func TestShiftValidation(t *testing.T) {
 	f := e.fixture()
 	p := e.do("POST", "/api/v1/shifts", map[string]any{"target": map[string]any{"pool": "nope", "zone": "z"},
 		"load_balancers": []string{"gone"}, "duration": "9d"}).problem(t, http.StatusBadRequest)
-	paths := map[string]bool{}
-	for _, fe := range p.Errors {
-		paths[fe.Path] = true
-	}
+	paths := fieldPaths(p)
 	for _, want := range []string{"target", "reason", "expires_at"} {
 		if !paths[want] {
 			t.Errorf("no error for %s: %+v", want, p.Errors)

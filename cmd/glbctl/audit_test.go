@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -17,21 +15,7 @@ func TestAuditAndScopedTokens(t *testing.T) {
 	n := startNode(t, "--api-token", "s3cret")
 	n.applyFull()
 
-	body, _ := json.Marshal(map[string]any{"name": "dashboard", "scopes": []string{"read"}})
-	req, _ := http.NewRequest("POST", n.api+"/api/v1/tokens", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer s3cret")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var created struct{ Result struct{ Secret string } }
-	_ = json.NewDecoder(resp.Body).Decode(&created)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated || created.Result.Secret == "" {
-		t.Fatalf("create token: %d", resp.StatusCode)
-	}
-	reader := &node{t: t, api: n.api, dns: n.dns, token: created.Result.Secret}
+	reader := n.withToken("dashboard", "read")
 
 	out := reader.mustCtl(exitOK, "audit", "--kind", "pools")
 	lines := strings.Split(strings.TrimSpace(out), "\n")

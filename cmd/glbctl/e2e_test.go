@@ -375,11 +375,7 @@ func TestGetExplainHealth(t *testing.T) {
 	}
 	// A read-only token (what a pull request's diff job needs) may diff but
 	// not apply, and glbctl says which scope is missing.
-	status, tok := n.call("POST", "/api/v1/tokens", map[string]any{"name": "ci-diff", "scopes": []string{"read"}}, "")
-	if status != http.StatusCreated {
-		t.Fatalf("create a read token: %d %v", status, tok)
-	}
-	reader := &node{t: t, api: n.api, dns: n.dns, token: tok["secret"].(string)}
+	reader := n.withToken("ci-diff", "read")
 	reader.mustCtl(exitDiffers, "diff", "-f", file)
 	if code, _, errOut := reader.ctl("apply", "-f", file); code != exitFailed || !strings.Contains(errOut, "403") ||
 		!strings.Contains(errOut, `the token lacks the scope "write"`) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -74,6 +75,18 @@ func (n *node) call(method, path string, body any, ifMatch string) (int, map[str
 }
 
 func (n *node) client() testnode.API { return testnode.API{Base: n.api, Token: n.token} }
+
+// withToken creates a token named name with scopes through n and returns
+// n as a client holding that token instead.
+func (n *node) withToken(name string, scopes ...string) *node {
+	n.t.Helper()
+	status, tok := n.call("POST", "/api/v1/tokens", map[string]any{"name": name, "scopes": scopes}, "")
+	secret, _ := tok["secret"].(string)
+	if status != http.StatusCreated || secret == "" {
+		n.t.Fatalf("create token %s: %d %v", name, status, tok)
+	}
+	return &node{t: n.t, api: n.api, dns: n.dns, token: secret}
+}
 
 // revisions returns every object's revision, by "kind/id".
 func (n *node) revisions() map[string]float64 {
