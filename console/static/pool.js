@@ -39,6 +39,11 @@ export async function poolPage(id, notice) {
   // does not show (such as header), so a save changes only what was edited.
   const draft = pool.origins.map((o) => ({ ...o }));
   let dirty = false;
+  // shown is the settled notice a redraw carries over ("Saved: …"), never
+  // the status line itself: an event's redraw that read "Saving…" there
+  // while the save's own redraw was loading could finish last and leave
+  // "Saving…" on a page whose save had long been answered.
+  let shown = notice || '';
 
   const status = el('p', { id: 'pool-status', role: 'status', 'aria-live': 'polite', text: notice || '' });
   const formError = el('p', { class: 'field-error', id: 'origins-error', role: 'alert' });
@@ -108,7 +113,8 @@ export async function poolPage(id, notice) {
     try {
       const { etag: next } = await call('PATCH', `/pools/${id}`, { origins }, etag);
       dirty = false;
-      redraw(`Saved: revision ${next.replaceAll('"', '')}.`, 'save');
+      shown = `Saved: revision ${next.replaceAll('"', '')}.`;
+      redraw(shown, 'save');
     } catch (e) {
       if (!(e instanceof Problem)) throw e;
       if (e.status === 412) {
@@ -160,7 +166,7 @@ export async function poolPage(id, notice) {
       if (name === 'revision' || name === 'poll') {
         const { etag: now } = await call('GET', `/pools/${id}`);
         if (now === etag) return;
-        if (!dirty) { redraw(status.textContent); return; }
+        if (!dirty) { redraw(shown); return; }
         changed.hidden = false;
         changed.textContent = `This pool changed on the server (now ${now}); saving your edit will report a conflict.`;
       }
