@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -89,7 +90,19 @@ func browserTab(t *testing.T) context.Context {
 	if browser.err != nil {
 		t.Fatal(browser.err)
 	}
-	ctx, cancel := chromedp.NewContext(browser.ctx)
+	// Each tab in a window of its own: a tab behind another in the same
+	// window is hidden, and a hidden page runs no animation frames and no
+	// resize observers, so a test whose tab a parallel test covered waited
+	// for a redraw that never came (the traffic charts refitted at a
+	// phone's width).
+	var id target.ID
+	if err := chromedp.Run(browser.ctx, chromedp.ActionFunc(func(ctx context.Context) (err error) {
+		id, err = target.CreateTarget("about:blank").WithNewWindow(true).WithWidth(1280).WithHeight(800).Do(cdp.WithExecutor(ctx, chromedp.FromContext(ctx).Browser))
+		return err
+	})); err != nil {
+		t.Fatalf("a window for the test: %v", err)
+	}
+	ctx, cancel := chromedp.NewContext(browser.ctx, chromedp.WithTargetID(id))
 	// An error the page does not catch is a bug, whatever the test checks.
 	chromedp.ListenTarget(ctx, func(ev any) {
 		switch ev := ev.(type) {
