@@ -45,7 +45,7 @@ export async function poolPage(id, notice) {
   // "Saving…" on a page whose save had long been answered.
   let shown = notice || '';
 
-  const status = el('p', { id: 'pool-status', role: 'status', 'aria-live': 'polite', text: notice || '' });
+  const status = el('p', { id: 'pool-status', role: 'status', 'aria-live': 'polite', text: shown });
   const formError = el('p', { class: 'field-error', id: 'origins-error', role: 'alert' });
   const tbody = el('tbody');
   const addBtn = el('button', { type: 'button', id: 'add-origin', text: 'Add origin' });
