@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/glb-dns/glb/pools"
@@ -69,5 +70,53 @@ func TestLoadBalancerHTTPS(t *testing.T) {
 	e.do("GET", path, nil).json(t, &got)
 	if got.Result.HTTPS != nil {
 		t.Fatalf("https still %+v after a merge patch with null", got.Result.HTTPS)
+	}
+}
+
+// TestZoneServiceRecordsRFC9460: a zone's SVCB or HTTPS record that RFC
+// 9460 makes one clients must ignore (a mandatory key the record lacks,
+// mandatory listing itself or a key twice, no-default-alpn without alpn)
+// is a 400 naming the record's content, and nothing is written.
+func TestZoneServiceRecordsRFC9460(t *testing.T) {
+	e, f := parallelFixture(t)
+	path := "/api/v1/zones/" + f.zone
+	var before struct {
+		Result struct {
+			Revision int64 `json:"revision"`
+		}
+	}
+	e.do("GET", path, nil).json(t, &before)
+	for _, c := range []struct{ typ, content, want string }{
+		{"HTTPS", "1 . mandatory=alpn port=1", "alpn, which the record does not have"},
+		{"HTTPS", "1 . mandatory=mandatory alpn=h2", "must not list itself"},
+		{"HTTPS", "1 . mandatory=alpn,alpn alpn=h2", "lists alpn twice"},
+		{"HTTPS", "1 . no-default-alpn", "no-default-alpn needs alpn"},
+		{"SVCB", "1 svc.glb.example.com. no-default-alpn port=53", "no-default-alpn needs alpn"},
+		{"HTTPS", "1 . alpn=h2 key1=h3", "write it by its name"},
+	} {
+		body := zoneBody()
+		body["records"] = []map[string]any{
+			{"name": "ns1.glb.example.com", "type": "A", "content": "192.0.2.53"},
+			{"name": "svc.glb.example.com", "type": c.typ, "content": c.content},
+		}
+		p := e.do("PUT", path, body, "If-Match", "").problem(t, http.StatusBadRequest)
+		var msg string
+		for _, fe := range p.Errors {
+			if fe.Path == "records[1].content" {
+				msg = fe.Message
+			}
+		}
+		if !strings.Contains(msg, c.want) {
+			t.Errorf("%s %q: problem %+v, want records[1].content saying %q", c.typ, c.content, p, c.want)
+		}
+	}
+	var after struct {
+		Result struct {
+			Revision int64 `json:"revision"`
+		}
+	}
+	e.do("GET", path, nil).json(t, &after)
+	if after.Result.Revision != before.Result.Revision {
+		t.Fatalf("a refused record changed the zone: revision %d, was %d", after.Result.Revision, before.Result.Revision)
 	}
 }

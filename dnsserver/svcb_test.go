@@ -34,6 +34,17 @@ func TestServiceRecordTypes(t *testing.T) {
 		{"HTTPS", "1 . bogus=1", false},
 		{"SVCB", "1", false},
 		{"HTTPS", "1 . no-default-alpn=x", false},
+		// RFC 9460 §8 and §7.1.1 on the parameters together.
+		{"HTTPS", "1 . mandatory=port,alpn alpn=h2 port=443", true},
+		{"SVCB", "1 svc.example.net. mandatory=key65000 key65000=abc", true},
+		{"HTTPS", "1 . mandatory=alpn port=1", false},
+		{"HTTPS", "1 . mandatory=alpn,alpn alpn=h2", false},
+		{"HTTPS", "1 . mandatory=mandatory alpn=h2", false},
+		{"HTTPS", "1 . no-default-alpn", false},
+		{"SVCB", "1 svc.example.net. no-default-alpn port=53", false},
+		{"HTTPS", "1 . key1=h2", false},
+		{"HTTPS", "1 . alpn=h2 key1=h3", false},
+		{"SVCB", "1 svc.example.net. key065000=abc", false},
 	}
 	for _, c := range cases {
 		z := pools.DefaultZone()

@@ -51,6 +51,7 @@ func checkSVCB(content string) string {
 		return "priority 0 (alias mode) takes no parameters"
 	}
 	seen := map[string]bool{}
+	var mandatory []string
 	for _, p := range f[2:] {
 		key, val, hasVal := strings.Cut(p, "=")
 		val = strings.Trim(val, `"`)
@@ -61,6 +62,31 @@ func checkSVCB(content string) string {
 		if msg := checkSvcParam(key, val, hasVal); msg != "" {
 			return "parameter " + key + ": " + msg
 		}
+		if key == "mandatory" {
+			mandatory = strings.Split(val, ",")
+		}
+	}
+	return checkSvcParamSet(seen, mandatory)
+}
+
+// checkSvcParamSet checks what RFC 9460 asks of the parameters together,
+// so that a record clients must ignore (or that dig reports FORMERR for)
+// is not stored: each key in mandatory appears once in it and in the
+// record (§8), and no-default-alpn comes with alpn (§7.1.1), as the load
+// balancer's own https object requires.
+func checkSvcParamSet(seen map[string]bool, mandatory []string) string {
+	listed := map[string]bool{}
+	for _, k := range mandatory {
+		switch {
+		case listed[k]:
+			return "parameter mandatory: lists " + k + " twice"
+		case !seen[k]:
+			return "parameter mandatory: lists " + k + ", which the record does not have"
+		}
+		listed[k] = true
+	}
+	if seen["no-default-alpn"] && !seen["alpn"] {
+		return "parameter no-default-alpn needs alpn: without the default protocol and without alpn no protocol is left"
 	}
 	return ""
 }
@@ -70,7 +96,10 @@ func checkSvcParam(key, val string, hasVal bool) string {
 	switch key {
 	case "mandatory":
 		for _, k := range list() {
-			if k == "mandatory" || !isSvcKey(k) {
+			if k == "mandatory" {
+				return "must not list itself"
+			}
+			if !isSvcKey(k) {
 				return "not a list of parameter keys"
 			}
 		}
@@ -101,6 +130,11 @@ func checkSvcParam(key, val string, hasVal bool) string {
 			return "not base64"
 		}
 	default:
+		if n, ok := strings.CutPrefix(key, "key"); ok {
+			if v, err := strconv.ParseUint(n, 10, 16); err == nil && v <= 8 {
+				return "the key has a name (mandatory, alpn, no-default-alpn, port, ipv4hint, ech, ipv6hint, dohpath, ohttp): write it by its name"
+			}
+		}
 		if !isSvcKey(key) || !strings.HasPrefix(key, "key") {
 			return "unknown key (mandatory, alpn, no-default-alpn, port, ipv4hint, ech, ipv6hint, keyNNNNN)"
 		}
@@ -118,8 +152,11 @@ func isSvcKey(k string) bool {
 		return true
 	}
 	if n, ok := strings.CutPrefix(k, "key"); ok {
+		// The generic form of a key with a name (key1 for alpn, up to
+		// key8) is refused as the DNS server's parser refuses it, and
+		// so are leading zeros and the reserved 65535.
 		v, err := strconv.ParseUint(n, 10, 16)
-		return err == nil && v != 65535
+		return err == nil && v > 8 && v != 65535 && n[0] != '0'
 	}
 	return false
 }
