@@ -7,6 +7,7 @@
 //	go run ./bench/scale                      # 1,600 pools, embedded
 //	go run ./bench/scale -pools 16000         # 1,024,000 origins
 //	go run ./bench/scale -postgres "$DATABASE_URL"   # two nodes
+//	go run ./bench/scale -api                 # every object through the API: RSS
 //
 // Everything listens on 127.0.0.1. Figures depend on the machine: compare
 // them only with a run on the same machine at the same time.
@@ -53,6 +54,10 @@ var (
 	monitored  = flag.Int("monitored", 16, "pools under an HTTP monitor against local listeners (1 s interval)")
 	profile    = flag.String("profile", "", "directory for node A's CPU profile, execution trace (from the first write, for -profile-time) and heap profile")
 	profileFor = flag.Duration("profile-time", 15*time.Second, "how long -profile records")
+	viaAPI     = flag.Bool("api", false, "make every object through the REST API (no monitors) and report RSS as they are made and after -more writes")
+	writers    = flag.Int("writers", 4, "with -api: requests at a time")
+	more       = flag.Int("more", 1000, "with -api: further writes after the estate is made (RSS must stay flat)")
+	rssLimit   = flag.Int("rss-limit", 0, "with -api: fail when RSS after the writes exceeds this many MiB (0: report only)")
 )
 
 const zoneName = "scale.example.com"
@@ -79,6 +84,10 @@ func run() error {
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("build glbd (run from the repository root): %w", err)
+	}
+
+	if *viaAPI {
+		return runAPI(bin, dir)
 	}
 
 	// Health: every monitored pool's origins are 127.0.1.x listeners that
