@@ -189,7 +189,7 @@ func (s *Server) Publish(snap *Snapshot) {
 	prev := s.live.Load()
 	lv, kept, bound := s.metrics.bind(prev, snap)
 	if s.cfg.Counts != nil {
-		lv.counted, lv.epoch = true, s.cfg.Counts.Register(snap, time.Now())
+		lv.counted, lv.epoch = true, s.cfg.Counts.Register(snap.names, time.Now())
 	}
 	s.live.Store(lv)
 	s.metrics.unbind(prev, kept, bound)

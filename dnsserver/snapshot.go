@@ -31,28 +31,13 @@ type Snapshot struct {
 	// not rebuild at the cost of a pointer each.
 	records []*poolRecords
 	lbs     []*steering.LB // by node.lb index, for metrics
-}
-
-// CellNames names an answer count's load balancer (its id), pool (id)
-// and origin (name) by their indices in this snapshot (analytics.Namer).
-func (s *Snapshot) CellNames(lb uint32, pool, origin uint8) (lbID, poolID, originName string, ok bool) {
-	if int(lb) >= len(s.lbs) {
-		return "", "", "", false
-	}
-	l := s.lbs[lb]
-	ps := l.Pools()
-	if int(pool) >= len(ps) {
-		return l.ID(), "", "", true // no pool answered
-	}
-	p := ps[pool]
-	if origin == analytics.NoOrigin {
-		return l.ID(), s.steer.PoolID(p), "", true
-	}
-	o := s.steer.Origin(p*pools.MaxOriginsPerPool + int32(origin))
-	if o == nil {
-		return "", "", "", false
-	}
-	return l.ID(), s.steer.PoolID(p), o.Name, true
+	// names name the answer counts (count_names.go): Publish registers
+	// them with analytics.Counts, which keeps them after the snapshot.
+	names *countNames
+	// poolNames are the names of the pools the load balancers use, by
+	// pool index (nil for one none uses), shared by the next snapshot's
+	// names where they did not change.
+	poolNames []*poolNames
 }
 
 type zone struct {
@@ -110,6 +95,12 @@ func (n *node) rrset(t uint16) *rrset {
 // every client is then of unknown location. It fails on a record that does
 // not parse or lies outside its zone; the caller keeps its last good one.
 func Compile(st *steering.Snapshot, loc steering.Locator) (*Snapshot, error) {
+	return compile(st, loc, nil)
+}
+
+// compile is Compile sharing the answer counts' names with prev (nil:
+// none), the snapshot the new one replaces.
+func compile(st *steering.Snapshot, loc steering.Locator, prev *Snapshot) (*Snapshot, error) {
 	s := &Snapshot{steer: st, loc: loc, zones: map[string]*zone{}}
 	cfg := st.Config()
 	byID := map[string]*zone{}
@@ -146,6 +137,7 @@ func Compile(st *steering.Snapshot, loc steering.Locator) (*Snapshot, error) {
 			return nil, err
 		}
 	}
+	s.nameCounts(prev, nil)
 	return s, nil
 }
 

@@ -89,15 +89,15 @@ func (s *Snapshot) compileOrigins(p int32) error {
 // removed or reordered, zones added or removed) compiles in full.
 func Update(prev *Snapshot, st *steering.Snapshot, loc steering.Locator) (*Snapshot, error) {
 	if prev == nil || st.Parent() == 0 || prev.steer.Generation() != st.Parent() {
-		return Compile(st, loc)
+		return compile(st, loc, prev)
 	}
 	lbs := st.LoadBalancers()
 	if len(lbs) != len(prev.lbs) {
-		return Compile(st, loc)
+		return compile(st, loc, prev)
 	}
 	for i, lb := range lbs {
 		if lb.ID() != prev.lbs[i].ID() || lb.Name() != prev.lbs[i].Name() || lb.ZoneID() != prev.lbs[i].ZoneID() {
-			return Compile(st, loc)
+			return compile(st, loc, prev)
 		}
 	}
 	type zoneState struct {
@@ -111,7 +111,7 @@ func Update(prev *Snapshot, st *steering.Snapshot, loc steering.Locator) (*Snaps
 	}
 	cfg := st.Config()
 	if len(cfg.Zones) != len(prevZones) {
-		return Compile(st, loc)
+		return compile(st, loc, prev)
 	}
 
 	s := &Snapshot{steer: st, loc: loc, zones: maps.Clone(prev.zones), lbs: lbs}
@@ -129,7 +129,7 @@ func Update(prev *Snapshot, st *steering.Snapshot, loc steering.Locator) (*Snaps
 		cz := &cfg.Zones[i]
 		old, ok := prevZones[cz.ID]
 		if !ok || old.name != cz.Name {
-			return Compile(st, loc)
+			return compile(st, loc, prev)
 		}
 		apex, err := wireName(pools.CanonicalName(cz.Name))
 		if err != nil {
@@ -176,7 +176,7 @@ func Update(prev *Snapshot, st *steering.Snapshot, loc steering.Locator) (*Snaps
 		}
 		old := z.nodes[string(w)]
 		if old == nil {
-			return Compile(st, loc)
+			return compile(st, loc, prev)
 		}
 		n := *old
 		n.setLB(lb, i)
@@ -185,5 +185,10 @@ func Update(prev *Snapshot, st *steering.Snapshot, loc steering.Locator) (*Snaps
 	for id := range rebuilt {
 		byID[id].nsecTypes()
 	}
+	rebuiltPools := make(map[int32]bool, len(st.Rebuilt()))
+	for _, p := range st.Rebuilt() {
+		rebuiltPools[p] = true
+	}
+	s.nameCounts(prev, rebuiltPools)
 	return s, nil
 }
