@@ -60,6 +60,10 @@ type epochNamer struct {
 
 // Namer names a cell's load balancer, pool and origin in the snapshot of
 // its epoch: ids for the load balancer and the pool, the origin's name.
+// Counts keeps a namer until the last bucket its epoch counted in is
+// drained, up to a bucket and its Grace after the next one replaced it,
+// and one for every snapshot published meanwhile: a namer holds the names
+// alone, never the snapshot they came from.
 type Namer interface {
 	CellNames(lb uint32, pool, origin uint8) (lbID, poolID, originName string, ok bool)
 }
@@ -146,9 +150,10 @@ func (c *Counts) Lost() uint64 {
 	return c.lost.Load()
 }
 
-// Register makes n the snapshot new counts are named by and returns its
+// Register makes n the names new counts are named by and returns its
 // epoch for Key. Registering the namer already current returns its epoch:
-// several servers publish the same snapshot.
+// several servers publish the same snapshot, and a snapshot whose names
+// did not change may bring the same namer.
 func (c *Counts) Register(n Namer, now time.Time) uint16 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -164,7 +169,7 @@ func (c *Counts) Register(n Namer, now time.Time) uint16 {
 
 // Drain takes the counts of bucket b out of its table, named, one row per
 // cell name (cells of several epochs naming the same load balancer, pool
-// and origin are summed), and forgets the snapshots no later bucket can
+// and origin are summed), and forgets the namers no later bucket can
 // count in. Call it once per bucket, at least Grace after the bucket
 // ended and before the bucket tables later reuses its table.
 func (c *Counts) Drain(b int64) []pools.AnswerCount {

@@ -3,6 +3,10 @@
 // glbd on it (one node on the embedded store, or two on PostgreSQL), and
 // measures write → DNS answer latency, health flip → DNS answer latency,
 // the rebuild time of one changed pool, RSS, and UDP QPS over all names.
+// With -api it starts one node on an empty embedded store and makes every
+// object through the REST API instead, four at a time (-writers), each
+// write compiling and publishing a snapshot, and reports RSS as they are
+// made, after them and after -more further writes (api.go).
 //
 //	go run ./bench/scale                      # 1,600 pools, embedded
 //	go run ./bench/scale -pools 16000         # 1,024,000 origins
