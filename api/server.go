@@ -137,6 +137,7 @@ func New(o Options) http.Handler {
 		s.shiftRoutes(r)
 		s.rolloutRoutes(r)
 		s.notificationRoutes(r)
+		s.zoneFileRoutes(r)
 	})
 	return r
 }

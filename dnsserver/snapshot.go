@@ -225,18 +225,9 @@ func compileZone(pz *pools.Zone) (*zone, error) {
 		if rttl == 0 {
 			rttl = ttl
 		}
-		rr, err := dns.NewRR(fq(name) + " " + strconv.FormatUint(uint64(rttl), 10) + " IN " + strings.ToUpper(r.Type) + " " + r.Content)
-		if err != nil || rr == nil {
-			return nil, fmt.Errorf("record %d (%s %s %q): %v", i, r.Name, r.Type, r.Content, err)
-		}
-		typ := rr.Header().Rrtype
-		if typ == dns.TypeSOA {
-			return nil, fmt.Errorf("record %d: the SOA comes from the zone's soa field", i)
-		}
-		rr.Header().Name = "."
-		t, err := tail(rr)
+		typ, t, rr, err := recordTail(fq(name), rttl, r)
 		if err != nil {
-			return nil, fmt.Errorf("record %d: %w", i, err)
+			return nil, fmt.Errorf("record %d (%s %s %q): %w", i, r.Name, r.Type, r.Content, err)
 		}
 		w, err := wireName(name)
 		if err != nil {
@@ -261,6 +252,39 @@ func compileZone(pz *pools.Zone) (*zone, error) {
 	}
 	z.compileCuts()
 	return z, nil
+}
+
+// recordTail builds the wire tail of a static record, with its type; rr is
+// the parsed record, nil for one in the generic form of RFC 3597, whose
+// rdata is copied as it is (pools keeps any type that way).
+func recordTail(owner string, ttl uint32, r pools.Record) (uint16, []byte, dns.RR, error) {
+	if rd, msg, ok := pools.GenericRData(r.Content); ok {
+		typ, known := pools.RRTypeCode(r.Type)
+		if msg != "" || !known || typ == dns.TypeSOA || typ == dns.TypeCNAME || typ == dns.TypeNS {
+			return 0, nil, nil, fmt.Errorf("generic form of type %s: %s", r.Type, msg)
+		}
+		t := make([]byte, 10+len(rd))
+		binary.BigEndian.PutUint16(t[0:], typ)
+		binary.BigEndian.PutUint16(t[2:], dns.ClassINET)
+		binary.BigEndian.PutUint32(t[4:], ttl)
+		binary.BigEndian.PutUint16(t[8:], uint16(len(rd)))
+		copy(t[10:], rd)
+		return typ, t, nil, nil
+	}
+	rr, err := dns.NewRR(owner + " " + strconv.FormatUint(uint64(ttl), 10) + " IN " + strings.ToUpper(r.Type) + " " + r.Content)
+	if err != nil || rr == nil {
+		return 0, nil, nil, fmt.Errorf("does not parse: %v", err)
+	}
+	typ := rr.Header().Rrtype
+	if typ == dns.TypeSOA {
+		return 0, nil, nil, fmt.Errorf("the SOA comes from the zone's soa field")
+	}
+	rr.Header().Name = "."
+	t, err := tail(rr)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	return typ, t, rr, nil
 }
 
 // add returns the node of name (wire, lower case, inside z), creating it

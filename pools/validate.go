@@ -90,8 +90,10 @@ func (z *Zone) Validate(refs References) error {
 			e.add(p+".name", "%q is not inside zone %q", r.Name, z.Name)
 		}
 		if msg := checkRecordContent(r.Type, r.Content); msg != "" {
-			if msg == errUnknownType {
-				e.add(p+".type", "unsupported type %q (A, AAAA, CNAME, TXT, MX, CAA, NS, DS, SRV, SVCB, HTTPS)", r.Type)
+			if _, kept := notKept[strings.ToUpper(r.Type)]; kept {
+				e.add(p+".type", "%s", msg)
+			} else if msg == errUnknownType {
+				e.add(p+".type", "unknown record type %q (a mnemonic of the IANA registry, or TYPEnnn)", r.Type)
 			} else {
 				e.add(p+".content", "%s", msg)
 			}
@@ -156,7 +158,7 @@ func checkRecordContent(typ, content string) string {
 			return "flags is not a number in [0, 255]"
 		}
 	default:
-		return errUnknownType
+		return checkAnyContent(typ, content)
 	}
 	return ""
 }

@@ -96,7 +96,7 @@ func TestMonitorZoneNetworkErrors(t *testing.T) {
 	z := decode[Zone](t, `{"name": "glb..example.com", "nameservers": [], "records": [
 		{"name": "www.elsewhere.org", "type": "A", "content": "192.0.2.1"},
 		{"name": "mx.glb.example.com", "type": "MX", "content": "ten mail.example.com"},
-		{"name": "x.glb.example.com", "type": "NAPTR", "content": "100 10 \"u\" \"\" \"\" ."},
+		{"name": "x.glb.example.com", "type": "NAPTR2", "content": "100 10 \"u\" \"\" \"\" ."},
 		{"name": "v6.glb.example.com", "type": "AAAA", "content": "192.0.2.1"}]}`)
 	if got, want := paths(t, z.Validate(nil)), []string{"name", "nameservers", "records[1].content", "records[2].type", "records[3].content"}; !slices.Equal(got, want) {
 		// records[0] is outside a zone whose own name is invalid: only the name is reported.

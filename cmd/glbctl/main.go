@@ -59,6 +59,8 @@ Usage:
   glbctl shift list [--status active,scheduled,ended,expired]
   glbctl safety [now|rules|set [--max-shifted-zones N] [--max-shifted-pools N] [--min-serving-lbs-percent P]]
   glbctl notifications [list|apply -f FILE [--prune] [--dry-run]|deliveries NAME|test NAME]
+  glbctl zone import ZONE FILE [--replace] [--dry-run]   a master file into the zone's records (the diff shown)
+  glbctl zone export ZONE [--out FILE]            the zone as a master file BIND, Knot and NSD load
 
 Every command takes --server URL (GLB_SERVER, default http://127.0.0.1:8080)
 and --token TOKEN (GLB_API_TOKEN). "glbctl COMMAND -h" lists its flags.
@@ -98,6 +100,8 @@ var commands = map[string]command{
 	// Notification subscriptions, in a file of their own (notifications.go).
 	"notifications": runNotifications,
 	"version":       runVersion,
+	// Zone files in and out (zone.go).
+	"zone": runZone,
 }
 
 // runVersion prints the same line as "glbd version".

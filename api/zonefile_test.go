@@ -1,0 +1,268 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/steering"
+)
+
+// moveZone creates the zone of zonefile/testdata/bind.zone, with other
+// nameservers and SOA timers than the file's, and returns its id.
+func (e *env) moveZone() string {
+	e.t.Helper()
+	return e.create(pools.KindZone, map[string]any{
+		"name":        "move.example",
+		"nameservers": []string{"ns1.move.example", "ns3.move.example"},
+		"soa":         map[string]any{"rname": "hostmaster.move.example", "refresh": 7200},
+		"records":     []map[string]any{{"name": "keep.move.example", "type": "TXT", "content": `"kept"`}},
+	})["id"].(string)
+}
+
+func bindZone(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../zonefile/testdata/bind.zone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+type importAnswer struct{ Result api.ImportResult }
+
+func (e *env) importFile(id, query, file string) response {
+	e.t.Helper()
+	return e.do("POST", "/api/v1/zones/"+id+"/import"+query, file, "Content-Type", "text/dns")
+}
+
+func (e *env) export(id string) string {
+	e.t.Helper()
+	r := e.do("GET", "/api/v1/zones/"+id+"/export", nil)
+	if r.status != http.StatusOK || r.header.Get("Content-Type") != "text/dns" {
+		e.t.Fatalf("export: %d %q %s", r.status, r.header.Get("Content-Type"), r.body)
+	}
+	return string(r.body)
+}
+
+func (e *env) zone(id string) pools.Zone {
+	e.t.Helper()
+	var out struct{ Result pools.Zone }
+	r := e.do("GET", "/api/v1/zones/"+id, nil)
+	r.json(e.t, &out)
+	return out.Result
+}
+
+// TestZoneImportDryRunThenMerge: a dry run answers the diff and stores
+// nothing; the same import then stores exactly that diff, and the SOA and
+// apex NS of the file are reported, not applied.
+func TestZoneImportDryRunThenMerge(t *testing.T) {
+	e := parallelEnv(t, nil)
+	id := e.moveZone()
+	before := e.export(id)
+	z0 := e.zone(id)
+
+	var dry importAnswer
+	r := e.importFile(id, "?dry_run=true", bindZone(t))
+	if r.status != http.StatusOK {
+		t.Fatalf("dry run: %d %s", r.status, r.body)
+	}
+	r.json(t, &dry)
+	if dry.Result.Applied || !dry.Result.DryRun || dry.Result.Serial != z0.Serial {
+		t.Errorf("dry run answered applied %v dry_run %v serial %d", dry.Result.Applied, dry.Result.DryRun, dry.Result.Serial)
+	}
+	if after := e.export(id); after != before {
+		t.Fatalf("a dry run changed the zone:\n%s\n---\n%s", before, after)
+	}
+	types := map[string]bool{}
+	for _, rec := range dry.Result.Added {
+		types[rec.Type] = true
+	}
+	if len(types) < 25 {
+		t.Errorf("the file adds %d record types, want at least 25: %v", len(types), types)
+	}
+	if len(dry.Result.Removed) != 0 {
+		t.Errorf("merge removes %v", dry.Result.Removed)
+	}
+	soa := map[string][2]string{}
+	for _, d := range dry.Result.SOA {
+		soa[d.Field] = [2]string{d.Zone, d.File}
+	}
+	if soa["serial"][1] != "2024010101" || soa["expire"][1] != "1209600" || soa["mname"] != [2]string{"ns1.move.example", "ns1.move.example"} && soa["mname"][0] != "" {
+		t.Errorf("SOA differences %v", dry.Result.SOA)
+	}
+	if _, same := soa["refresh"]; same {
+		t.Errorf("refresh is 7200 in both, yet reported: %v", dry.Result.SOA)
+	}
+	if ns := dry.Result.Nameservers; ns == nil || !slices.Equal(ns.File, []string{"ns1.move.example", "ns2.move.example"}) ||
+		!slices.Equal(ns.Zone, []string{"ns1.move.example", "ns3.move.example"}) {
+		t.Errorf("nameservers difference %+v", dry.Result.Nameservers)
+	}
+
+	var done importAnswer
+	r = e.importFile(id, "", bindZone(t))
+	if r.status != http.StatusOK {
+		t.Fatalf("import: %d %s", r.status, r.body)
+	}
+	r.json(t, &done)
+	if !done.Result.Applied || done.Result.Serial == z0.Serial || len(done.Result.Added) != len(dry.Result.Added) {
+		t.Errorf("import answered applied %v serial %d (was %d), %d added (dry run: %d)",
+			done.Result.Applied, done.Result.Serial, z0.Serial, len(done.Result.Added), len(dry.Result.Added))
+	}
+	z := e.zone(id)
+	if len(z.Records) != len(z0.Records)+len(dry.Result.Added) {
+		t.Errorf("zone has %d records, want %d", len(z.Records), len(z0.Records)+len(dry.Result.Added))
+	}
+	if !slices.Equal(z.Nameservers, z0.Nameservers) || z.SOA != z0.SOA {
+		t.Errorf("the file's SOA or NS were applied: %+v %v", z.SOA, z.Nameservers)
+	}
+	if z.Serial != done.Result.Serial {
+		t.Errorf("zone serial %d, import answered %d", z.Serial, done.Result.Serial)
+	}
+	// The same file again changes nothing and stores nothing.
+	var again importAnswer
+	e.importFile(id, "", bindZone(t)).json(t, &again)
+	if again.Result.Applied || len(again.Result.Added) != 0 || again.Result.Unchanged != len(dry.Result.Added) {
+		t.Errorf("second import: applied %v, %d added, %d unchanged", again.Result.Applied, len(again.Result.Added), again.Result.Unchanged)
+	}
+	if e.zone(id).Serial != z.Serial {
+		t.Error("an import that changes nothing advanced the serial")
+	}
+}
+
+// TestZoneImportReplace: replace removes what the file lacks, merge keeps
+// it, and a TTL difference is a change.
+func TestZoneImportReplace(t *testing.T) {
+	e := parallelEnv(t, nil)
+	id := e.moveZone()
+	file := "$ORIGIN move.example.\nkeep 60 IN TXT \"kept\"\nnew 300 IN A 192.0.2.7\n"
+	var m importAnswer
+	e.importFile(id, "?mode=merge&dry_run=true", file).json(t, &m)
+	if len(m.Result.Removed) != 0 || len(m.Result.Added) != 1 || len(m.Result.Changed) != 1 || m.Result.Changed[0].After.TTL != 60 {
+		t.Errorf("merge diff %+v", m.Result)
+	}
+	var rep importAnswer
+	e.importFile(id, "?mode=replace", "$ORIGIN move.example.\nnew 300 IN A 192.0.2.7\n").json(t, &rep)
+	if len(rep.Result.Removed) != 1 || rep.Result.Removed[0].Name != "keep.move.example" || !rep.Result.Applied {
+		t.Errorf("replace diff %+v", rep.Result)
+	}
+	if z := e.zone(id); len(z.Records) != 1 || z.Records[0].Name != "new.move.example" {
+		t.Errorf("after replace: %+v", z.Records)
+	}
+}
+
+// TestZoneImportErrorsNameLines: every error of a bad file names its
+// line, and nothing is stored.
+func TestZoneImportErrorsNameLines(t *testing.T) {
+	t.Parallel()
+	e := newSnapshotEnv(t)
+	f := e.fixture()
+	before := e.export(f.zone)
+	cases := []struct {
+		name, file string
+		want       map[string]string // path → a word of the message
+	}{
+		{"semantic errors together", strings.Join([]string{
+			"$ORIGIN glb.example.com.",
+			"ok      IN A     192.0.2.1",
+			"alias   IN CNAME ok",
+			"alias   IN TXT   \"beside a CNAME\"",
+			"outside.example.org. IN A 192.0.2.2",
+			"www     IN A     192.0.2.3",
+			"sig     IN RRSIG A 13 2 300 20300101000000 20200101000000 1 glb.example.com. AAAA",
+			"*.wild  IN A     192.0.2.4",
+			"mx      IN MX    10 mail",
+			"",
+		}, "\n"), map[string]string{
+			"line 3": "CNAME", "line 5": "not inside", "line 6": "load balancer", "line 7": "signs zones online",
+			"line 8": "wildcard",
+		}},
+		{"$INCLUDE", "$ORIGIN glb.example.com.\nok IN A 192.0.2.1\n$INCLUDE other.zone\n", map[string]string{"line 3": "$INCLUDE"}},
+		{"broken record", "$ORIGIN glb.example.com.\nok IN A 192.0.2.1\n\nbad IN A 192.0.2.300\n", map[string]string{"line 4": "A"}},
+		{"broken record across lines", "$ORIGIN glb.example.com.\nbad IN MX ( 10\n  mail. extra )\n", map[string]string{"line 3": ""}},
+		{"no record", "; nothing\n", map[string]string{"line 1": "no record"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := e.importFile(f.zone, "", c.file).problem(t, http.StatusBadRequest)
+			got := map[string]string{}
+			for _, fe := range p.Errors {
+				got[fe.Path] = fe.Message
+			}
+			if len(got) != len(c.want) {
+				t.Errorf("errors %v, want paths %v", p.Errors, c.want)
+			}
+			for path, word := range c.want {
+				if msg, ok := got[path]; !ok || !strings.Contains(msg, word) {
+					t.Errorf("%s: %q, want it to say %q (all: %v)", path, msg, word, p.Errors)
+				}
+			}
+		})
+	}
+	if after := e.export(f.zone); after != before {
+		t.Errorf("a refused import changed the zone:\n%s\n---\n%s", before, after)
+	}
+}
+
+// TestZoneImportRequest: the query and the media type are checked before
+// the file is read.
+func TestZoneImportRequest(t *testing.T) {
+	e := parallelEnv(t, nil)
+	id := e.moveZone()
+	p := e.importFile(id, "?mode=upsert&dry_run=yes", "x IN A 192.0.2.1\n").problem(t, http.StatusBadRequest)
+	if len(p.Errors) != 2 || p.Errors[0].Path != "mode" || p.Errors[1].Path != "dry_run" {
+		t.Errorf("errors %v", p.Errors)
+	}
+	e.do("POST", "/api/v1/zones/"+id+"/import", "x IN A 192.0.2.1\n").problem(t, http.StatusUnsupportedMediaType)
+	e.importFile("nope", "", "x IN A 192.0.2.1\n").problem(t, http.StatusNotFound)
+	e.do("POST", "/api/v1/zones/"+id+"/import", "x IN A 192.0.2.1\n", "Content-Type", "text/dns", "If-Match", `"999999"`).problem(t, http.StatusPreconditionFailed)
+}
+
+// newSnapshotEnv is newEnv with a steering engine that compiles the
+// store's configuration as it is at each call, all origins healthy.
+func newSnapshotEnv(t *testing.T) *env {
+	t.Helper()
+	var e *env
+	e = newEnv(t, func(o *api.Options) {
+		o.Snapshot = func() (*steering.Snapshot, steering.Locator) {
+			cfg, err := e.store.Config(context.Background())
+			if err != nil {
+				return nil, nil
+			}
+			s, err := steering.Compile(cfg, nil)
+			if err != nil {
+				t.Errorf("compile: %v", err)
+				return nil, nil
+			}
+			return s, nil
+		}
+	})
+	return e
+}
+
+// TestZoneExportLoadBalancer: a load-balanced name is written as the
+// answer of a client of unknown location, after a comment naming it; the
+// file parses back into the same records.
+func TestZoneExportLoadBalancer(t *testing.T) {
+	t.Parallel()
+	e := newSnapshotEnv(t)
+	f := e.fixture()
+	out := e.export(f.zone)
+	for _, want := range []string{
+		"$ORIGIN glb.example.com.\n",
+		"glb.example.com.\t300\tIN\tSOA\tns1.glb.example.com. hostmaster.example.com. ",
+		"glb.example.com.\t300\tIN\tNS\tns2.glb.example.com.\n",
+		"ns1.glb.example.com.\t300\tIN\tA\t192.0.2.53\n",
+		"; load balancer " + f.lb + " (www.glb.example.com): the answer of a client of unknown location now\nwww.glb.example.com.\t30\tIN\tA\t192.0.2.10\n",
+		"www.glb.example.com.\t30\tIN\tAAAA\t2001:db8::12\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("export lacks %q:\n%s", want, out)
+		}
+	}
+}
