@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -45,6 +46,23 @@ type Request struct {
 func NewReceiver(t testing.TB) *Receiver {
 	r := &Receiver{secrets: map[string]string{}, status: http.StatusOK}
 	r.Server = httptest.NewServer(r)
+	t.Cleanup(r.Close)
+	return r
+}
+
+// NewReceiverOn starts a receiver listening on addr (127.0.0.3:0, say),
+// closed when t ends.
+func NewReceiverOn(t testing.TB, addr string) *Receiver {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Receiver{secrets: map[string]string{}, status: http.StatusOK}
+	r.Server = httptest.NewUnstartedServer(r)
+	r.Server.Listener.Close()
+	r.Server.Listener = ln
+	r.Server.Start()
 	t.Cleanup(r.Close)
 	return r
 }
