@@ -15,12 +15,20 @@ import (
 const problemForbidden = "urn:glb:problem:missing-scope"
 
 // requiredScope is what a request needs: managing tokens and TSIG keys needs admin,
-// reading anything else read, every other method write. It looks only at
-// the method and the path, so that it holds before routing too.
+// anything about notification subscriptions (reading them and their
+// deliveries too) integrations, reading anything else read, every other
+// method write. It looks only at the method and the path, so that it
+// holds before routing too. What a body asks for can need more (a rollout
+// with a guard: integrations), checked by its handler.
 func requiredScope(r *http.Request) pools.Scope {
 	p := r.URL.Path
 	if p == Prefix+"/tokens" || strings.HasPrefix(p, Prefix+"/tokens/") {
 		return pools.ScopeAdmin
+	}
+	if p == Prefix+"/notifications" || strings.HasPrefix(p, Prefix+"/notifications/") {
+		// A subscription makes every node send requests to its URL, and
+		// its deliveries tell what answered there.
+		return pools.ScopeIntegrations
 	}
 	if p == Prefix+"/tsig_keys" || strings.HasPrefix(p, Prefix+"/tsig_keys/") {
 		// A TSIG key is a credential that writes DNS, like a token.
@@ -95,32 +103,61 @@ func (s *server) auth(next http.Handler) http.Handler {
 			return
 		}
 		if need := requiredScope(r); !tok.Allows(need) {
-			p := newProblem(http.StatusForbidden, "token "+tok.Name+" lacks the "+string(need)+" scope")
-			p.Type, p.Title, p.MissingScope = problemForbidden, "Missing scope", string(need)
-			writeProblem(w, p)
+			writeProblem(w, missingScope(tok.Name, need))
 			return
 		}
 		r = withCaller(r, tok.Name)
-		if tok.Allows(pools.ScopeAdmin) {
-			r = asAdmin(r)
+		r = r.WithContext(context.WithValue(r.Context(), grantKey{}, grant{token: tok.Name, scopes: tok.Scopes, zones: tok.Zones}))
+		if len(tok.Zones) > 0 {
+			s.zoneScoped(next).ServeHTTP(w, r)
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-type adminKey struct{}
+// missingScope is the 403 of a token that lacks need.
+func missingScope(token string, need pools.Scope) *Problem {
+	p := newProblem(http.StatusForbidden, "token "+token+" lacks the "+string(need)+" scope")
+	p.Type, p.Title, p.MissingScope = problemForbidden, "Missing scope", string(need)
+	return p
+}
+
+type grantKey struct{}
+
+// grant is what the request's token may do. The bootstrap token, and an
+// API without tokens (loopback only), are admin.
+type grant struct {
+	token  string
+	scopes []pools.Scope
+	// zones limits the token to these zones' objects (zone_scope.go).
+	zones []string
+}
 
 // asAdmin marks the request as made with admin rights: the bootstrap
-// token, an admin token, or an API without tokens (loopback only).
+// token, or an API without tokens (loopback only).
 func asAdmin(r *http.Request) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), adminKey{}, true))
+	return r.WithContext(context.WithValue(r.Context(), grantKey{}, grant{token: callerOf(r.Context()), scopes: []pools.Scope{pools.ScopeAdmin}}))
+}
+
+// allows reports whether the request's token has scope s.
+func allows(ctx context.Context, s pools.Scope) bool {
+	g, _ := ctx.Value(grantKey{}).(grant)
+	t := pools.Token{Scopes: g.scopes}
+	return t.Allows(s)
+}
+
+// needScope is nil when the request's token has s, else its 403.
+func needScope(ctx context.Context, s pools.Scope) error {
+	if allows(ctx, s) {
+		return nil
+	}
+	g, _ := ctx.Value(grantKey{}).(grant)
+	return missingScope(g.token, s)
 }
 
 // isAdmin reports whether the request was made with admin rights.
-func isAdmin(ctx context.Context) bool {
-	ok, _ := ctx.Value(adminKey{}).(bool)
-	return ok
-}
+func isAdmin(ctx context.Context) bool { return allows(ctx, pools.ScopeAdmin) }
 
 func isUnavailable(err error) bool { return errors.Is(err, pools.ErrUnavailable) }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/glb-dns/glb/api"
 	"github.com/glb-dns/glb/api/apitest"
+	"github.com/glb-dns/glb/internal/tabledns"
+	"github.com/glb-dns/glb/outbound"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/pools/embedded/embeddedtest"
 	"github.com/glb-dns/glb/steering"
@@ -68,7 +71,7 @@ type env struct {
 func newEnv(t *testing.T, opt func(*api.Options)) *env {
 	t.Helper()
 	e := &env{t: t, store: openStore(t), reg: prometheus.NewRegistry()}
-	o := api.Options{Store: e.store, Explainer: echoExplainer{}, Registry: e.reg}
+	o := api.Options{Store: e.store, Explainer: echoExplainer{}, Registry: e.reg, Resolver: exampleResolver(t)}
 	if opt != nil {
 		opt(&o)
 	}
@@ -288,4 +291,15 @@ func (e *env) fixture() fixture {
 	f.lb = e.create(pools.KindLoadBalancer, lbBody(f.zone, f.pool))["id"].(string)
 	f.network = e.create(pools.KindNetwork, networkBody("10.1.0.0/16"))["id"].(string)
 	return f
+}
+
+// exampleResolver is a real DNS server the test controls, answering the
+// receivers' names the tests write (public documentation addresses), so
+// that the API's outbound check resolves them without the Internet.
+func exampleResolver(t *testing.T) *net.Resolver {
+	ns := tabledns.Start(t)
+	for _, name := range []string{"hooks.example.com", "h.example.com", "events.example.com", "prom.example.com"} {
+		ns.Set(name, "192.0.2.10")
+	}
+	return outbound.Resolver(ns.Addr)
 }

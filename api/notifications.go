@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -78,6 +79,9 @@ func (s *server) subscriptionOf(w http.ResponseWriter, r *http.Request, replace 
 	}
 	if msg := s.selfURL(r, req.URL); msg != "" {
 		fes = append(fes, pools.FieldError{Path: "url", Message: msg})
+	}
+	if !slices.ContainsFunc(fes, func(fe pools.FieldError) bool { return fe.Path == "url" }) {
+		fes = append(fes, s.checkOutbound(r.Context(), outboundURL{"url", req.URL})...)
 	}
 	for kind, list := range map[pools.Kind][]string{pools.KindLoadBalancer: req.LoadBalancers, pools.KindPool: req.Pools} {
 		for i, id := range list {

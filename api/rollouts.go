@@ -59,6 +59,14 @@ func (s *server) startRollout(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if err := guardScope(r.Context(), ro.Guards); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if s.refuseOutbound(w, r, s.checkOutbound(r.Context(), outboundURL{"guards.webhook", ro.Guards.Webhook},
+		outboundURL{"guards.prometheus", ro.Guards.Prometheus})) {
+		return
+	}
 	guard := func(final pools.Object) error {
 		if s.Snapshot == nil || override {
 			return nil

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/glb-dns/glb/outbound"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/steering"
 )
@@ -61,6 +63,12 @@ type Options struct {
 	// EventsInterval is how often /events compares the revision and the
 	// agreed health; zero is one second.
 	EventsInterval time.Duration
+	// Outbound is where the URLs written (notification receivers, rollout
+	// guards) may lead; nil is outbound's default policy.
+	Outbound *outbound.Policy
+	// Resolver finds the addresses of those URLs' host names; nil is the
+	// system's.
+	Resolver *net.Resolver
 }
 
 type server struct {

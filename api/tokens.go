@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -16,6 +17,7 @@ type tokenRequest struct {
 	Name      string        `json:"name"`
 	Scopes    []pools.Scope `json:"scopes"`
 	ExpiresOn *time.Time    `json:"expires_on"`
+	Zones     []string      `json:"zones"`
 }
 
 // NewToken is the answer to POST /tokens: the token and, this once, its
@@ -31,13 +33,29 @@ func (s *server) createToken(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	var fes []pools.FieldError
+	for i, z := range req.Zones {
+		if z == "" {
+			continue // Validate names it
+		}
+		if _, err := s.Store.Get(r.Context(), pools.KindZone, z); errors.Is(err, pools.ErrNotFound) {
+			fes = append(fes, pools.FieldError{Path: fmt.Sprintf("zones[%d]", i), Message: fmt.Sprintf("no zone %q", z)})
+		} else if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	if len(fes) > 0 {
+		s.writeError(w, r, badRequest(fmt.Sprintf("%d field(s) at fault; nothing was stored", len(fes)), fes...))
+		return
+	}
 	secret, hash := pools.NewTokenSecret()
-	tok, err := s.Store.CreateToken(r.Context(), pools.Token{Name: req.Name, Scopes: req.Scopes, ExpiresOn: req.ExpiresOn, Hash: hash})
+	tok, err := s.Store.CreateToken(r.Context(), pools.Token{Name: req.Name, Scopes: req.Scopes, ExpiresOn: req.ExpiresOn, Zones: req.Zones, Hash: hash})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.log.Info("token created", "token", tok.Name, "scopes", tok.Scopes, "by", callerOf(r.Context()))
+	s.log.Info("token created", "token", tok.Name, "scopes", tok.Scopes, "zones", tok.Zones, "by", callerOf(r.Context()))
 	created(w, Prefix+"/tokens/"+tok.Name, NewToken{Token: tok, Secret: secret})
 }
 

@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/glb-dns/glb/internal/version"
+	"github.com/glb-dns/glb/outbound"
 	"github.com/glb-dns/glb/pools"
 )
 
@@ -32,20 +33,25 @@ type Options struct {
 	// Poll is how often the outbox is looked at without a kick. Default
 	// 1s.
 	Poll time.Duration
-	// Client sends the requests; nil is a client that follows no
-	// redirect (a 3xx is a failure: the URL is wrong).
-	Client  *http.Client
-	Logger  *slog.Logger
-	Metrics *Metrics
-	Now     func() time.Time
+	// Outbound is where deliveries may go, checked on the address each
+	// connection is made to; nil is outbound's default policy (no
+	// loopback, private, link-local, ... receiver). Redirects are not
+	// followed: a 3xx is a failure, the URL is wrong.
+	Outbound *outbound.Policy
+	// Resolver finds the receivers' addresses; nil is the system's.
+	Resolver *net.Resolver
+	Logger   *slog.Logger
+	Metrics  *Metrics
+	Now      func() time.Time
 }
 
 // Worker delivers the outbox: it claims each subscription's oldest due
 // delivery, sends it, and records the attempt, until none is due.
 type Worker struct {
-	o    Options
-	log  *slog.Logger
-	kick chan struct{}
+	o      Options
+	client *http.Client
+	log    *slog.Logger
+	kick   chan struct{}
 }
 
 // NewWorker returns a Worker; Run it.
@@ -60,16 +66,13 @@ func NewWorker(o Options) *Worker {
 	if o.Poll <= 0 {
 		o.Poll = time.Second
 	}
-	if o.Client == nil {
-		o.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Worker{o: o, log: o.Logger.With("component", "notify"), kick: make(chan struct{}, 1)}
+	return &Worker{o: o, client: o.Outbound.Client(o.Timeout, o.Resolver), log: o.Logger.With("component", "notify"), kick: make(chan struct{}, 1)}
 }
 
 // Kick has the worker look at the outbox now (an event was recorded).
@@ -180,7 +183,12 @@ func (w *Worker) send(ctx context.Context, c *pools.Claim, now time.Time) (int, 
 	}
 	hr.Header = req.header
 	hr.Header.Set("User-Agent", "glb/"+version.String())
-	resp, err := w.o.Client.Do(hr)
+	resp, err := w.client.Do(hr)
+	if re := outbound.Refusal(err); re != nil {
+		// No request was sent: the connection was refused before it
+		// was opened.
+		return 0, fmt.Errorf("refused: %w", re)
+	}
 	if err != nil {
 		var ue interface{ Unwrap() error }
 		if errors.As(err, &ue) {
@@ -189,13 +197,11 @@ func (w *Worker) send(ctx context.Context, c *pools.Claim, now time.Time) (int, 
 		return 0, err
 	}
 	defer resp.Body.Close()
-	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	// The body is read (so that the connection is reused) but neither
+	// kept nor shown: whoever reads the delivery log learns the status
+	// of what the URL leads to, never its content.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode/100 != 2 {
-		msg := strings.TrimSpace(string(snippet))
-		if msg != "" {
-			return resp.StatusCode, fmt.Errorf("HTTP %d: %s", resp.StatusCode, msg)
-		}
 		return resp.StatusCode, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
 	return resp.StatusCode, nil

@@ -75,16 +75,17 @@ func (p *Policy) DialContext(d *net.Dialer) func(ctx context.Context, network, a
 
 // Client returns an HTTP client whose every connection p allows, that
 // follows no redirect (the first answer is the answer), uses no proxy
-// (the proxy, not glbd, would connect to the destination unchecked) and
-// gives up on a request after timeout. resolver nil is the system's.
+// (the proxy, not glbd, would connect to the destination unchecked),
+// keeps no connection between requests (each request resolves and is
+// checked anew) and gives up on a request after timeout. resolver nil is
+// the system's.
 func (p *Policy) Client(timeout time.Duration, resolver *net.Resolver) *http.Client {
-	d := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second, Resolver: resolver}
+	d := &net.Dialer{Timeout: timeout, Resolver: resolver}
 	t := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           p.DialContext(d),
 		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          100,
-		IdleConnTimeout:       90 * time.Second,
+		DisableKeepAlives:     true,
 		TLSHandshakeTimeout:   timeout,
 		ExpectContinueTimeout: time.Second,
 	}

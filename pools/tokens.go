@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// Scope is what a token may do. Scopes nest: write includes read, admin
-// includes both.
+// Scope is what a token may do. Scopes nest: write includes read,
+// integrations includes write, admin includes them all.
 type Scope string
 
 const (
@@ -19,12 +19,16 @@ const (
 	ScopeRead Scope = "read"
 	// ScopeWrite may change the configuration.
 	ScopeWrite Scope = "write"
+	// ScopeIntegrations may, besides, manage what makes glbd send a
+	// request to a URL the request names: notification subscriptions
+	// (and read them and their deliveries), rollout guards.
+	ScopeIntegrations Scope = "integrations"
 	// ScopeAdmin may manage tokens.
 	ScopeAdmin Scope = "admin"
 )
 
 // Scopes lists the scopes from least to most powerful.
-var Scopes = []Scope{ScopeRead, ScopeWrite, ScopeAdmin}
+var Scopes = []Scope{ScopeRead, ScopeWrite, ScopeIntegrations, ScopeAdmin}
 
 // Token is a named API credential. The store keeps only the SHA-256 of its
 // secret: a leaked database does not leak working tokens, and a 256-bit
@@ -35,6 +39,10 @@ type Token struct {
 	CreatedOn time.Time  `json:"created_on"`
 	ExpiresOn *time.Time `json:"expires_on"`
 	LastUsed  *time.Time `json:"last_used_on"`
+	// Zones, when set, limits the token to these zones (ids): their
+	// load balancers and the pools and monitors those use; nothing
+	// else. Only a read or write token may be scoped to zones.
+	Zones []string `json:"zones,omitempty"`
 	// Hash is the SHA-256 of the secret; never shown.
 	Hash []byte `json:"-"`
 }
@@ -69,11 +77,23 @@ func (t *Token) Validate(now time.Time) error {
 		}
 	}
 	if len(t.Scopes) == 0 {
-		e.add("scopes", "at least one of read, write, admin")
+		e.add("scopes", "at least one of read, write, integrations, admin")
 	}
 	for i, s := range t.Scopes {
 		if !slices.Contains(Scopes, s) {
-			e.add(fmt.Sprintf("scopes[%d]", i), "%q is not one of read, write, admin", s)
+			e.add(fmt.Sprintf("scopes[%d]", i), "%q is not one of read, write, integrations, admin", s)
+		}
+	}
+	if len(t.Zones) > 0 && t.Allows(ScopeIntegrations) {
+		e.add("scopes", "a token scoped to zones has read or write: integrations and admin reach beyond a zone")
+	}
+	for i, z := range t.Zones {
+		if z == "" {
+			e.add(fmt.Sprintf("zones[%d]", i), "empty: a zone id")
+		} else if msg := checkID(z); msg != "" {
+			e.add(fmt.Sprintf("zones[%d]", i), "%s", msg)
+		} else if slices.Index(t.Zones, z) < i {
+			e.add(fmt.Sprintf("zones[%d]", i), "%q is listed twice", z)
 		}
 	}
 	if t.ExpiresOn != nil && !t.ExpiresOn.After(now) {

@@ -103,6 +103,9 @@ type Config struct {
 	XDPInterface string
 	// Notify is how notification events are delivered (--notify-*).
 	Notify NotifyConfig
+	// Outbound is where notifications and rollout guards may send
+	// requests (--outbound-*).
+	Outbound OutboundConfig
 	// XDPRequired makes glbd exit when the XDP path cannot be attached;
 	// by default it says why and serves on its sockets.
 	XDPRequired bool
@@ -159,6 +162,7 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 	afterEdge := edgeFlags(fs, c, env)
 	afterXDP := xdpFlags(fs, c, env)
 	afterNotify := notifyFlags(fs, c, env)
+	afterOutbound := outboundFlags(fs, c, env)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(out)
@@ -175,6 +179,9 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 		return nil, err
 	}
 	if err := afterNotify(); err != nil {
+		return nil, err
+	}
+	if err := afterOutbound(); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {

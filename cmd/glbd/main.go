@@ -33,6 +33,7 @@ import (
 	"github.com/glb-dns/glb/internal/version"
 	"github.com/glb-dns/glb/migrations"
 	"github.com/glb-dns/glb/notify"
+	"github.com/glb-dns/glb/outbound"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/pools/embedded"
 	"github.com/glb-dns/glb/pools/postgres"
@@ -145,15 +146,16 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	}
 	n := newNode(log, store, cfg.DataDir, checker, reg, dns.publish)
 	n.audit = newHealthAudit(store, cfg.Node, log)
+	resolver := outbound.Resolver(cfg.Outbound.Resolver)
 	notifyMetrics := notify.NewMetrics(reg)
 	deliverer := notify.NewWorker(notify.Options{
 		Store: store, Node: cfg.Node, Logger: log, Metrics: notifyMetrics, Timeout: notifyTimeout,
 		Retry: notify.Retry{Base: cfg.Notify.RetryBase, Max: cfg.Notify.RetryMax, Window: cfg.Notify.RetryWindow},
-		Lease: cfg.Notify.Lease, Poll: cfg.Notify.Poll,
+		Lease: cfg.Notify.Lease, Poll: cfg.Notify.Poll, Outbound: cfg.Outbound.policy, Resolver: resolver,
 	})
 	n.notify = notify.NewObserver(store, log, notifyMetrics, deliverer.Kick)
 	n.region = cfg.Region
-	n.rollouts = newRolloutWatch(store, log)
+	n.rollouts = newRolloutWatch(store, log, cfg.Outbound.policy.Client(webhookTimeout, resolver))
 	n.start(ctx)
 
 	var certs *certReloader
@@ -172,6 +174,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		Handler: console.Mount(api.New(api.Options{
 			Store: store, Token: cfg.APIToken, Explainer: explainer{n: n, geo: geo}, Snapshot: explainer{n: n, geo: geo}.snapshot,
 			Ready: n.ready, Health: n.agreedHealth, OwnView: checker.PoolView, Registry: reg, Logger: log,
+			Outbound: cfg.Outbound.policy, Resolver: resolver,
 		})),
 		ReadHeaderTimeout: 10 * time.Second,
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/glb-dns/glb/outbound"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/steering"
 )
@@ -48,8 +49,10 @@ const retryEvent = 5 * time.Second
 // webhookTimeout bounds a webhook guard's answer: none in time is a no.
 const webhookTimeout = 5 * time.Second
 
-func newRolloutWatch(store pools.RolloutStore, log *slog.Logger) *rolloutWatch {
-	return &rolloutWatch{store: store, log: log.With("component", "rollouts"), http: &http.Client{Timeout: webhookTimeout},
+// newRolloutWatch returns the watch; client asks the guards (one from
+// outbound.Policy.Client: no redirect followed, every address checked).
+func newRolloutWatch(store pools.RolloutStore, log *slog.Logger, client *http.Client) *rolloutWatch {
+	return &rolloutWatch{store: store, log: log.With("component", "rollouts"), http: client,
 		seen: map[string]int{}, tried: map[string]attempt{}}
 }
 
@@ -119,23 +122,27 @@ func (w *rolloutWatch) askQuery(ctx context.Context, r *pools.Rollout, k int) st
 		return "query guard: " + err.Error()
 	}
 	resp, err := w.http.Do(req)
+	if re := outbound.Refusal(err); re != nil {
+		return "query guard refused: " + re.Error()
+	}
 	if err != nil {
 		return "query guard did not answer: " + err.Error()
 	}
 	defer resp.Body.Close()
 	var body struct {
 		Status string `json:"status"`
-		Error  string `json:"error"`
 		Data   struct {
 			ResultType string          `json:"resultType"`
 			Result     json.RawMessage `json:"result"`
 		} `json:"data"`
 	}
+	// What came back is judged, never quoted: the reason (audited, shown)
+	// carries the status only, not what the URL's server said.
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil {
-		return fmt.Sprintf("query guard at step %d: %s, and no Prometheus answer: %v", k+1, resp.Status, err)
+		return fmt.Sprintf("query guard at step %d: %s, and not a Prometheus answer", k+1, resp.Status)
 	}
 	if resp.StatusCode != http.StatusOK || body.Status != "success" {
-		return fmt.Sprintf("query guard at step %d: %s: %s", k+1, resp.Status, body.Error)
+		return fmt.Sprintf("query guard at step %d: %s, Prometheus status %q", k+1, resp.Status, body.Status)
 	}
 	values, err := queryValues(body.Data.ResultType, body.Data.Result)
 	if err != nil {
@@ -209,6 +216,9 @@ func (w *rolloutWatch) askWebhook(ctx context.Context, r *pools.Rollout, k int) 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := w.http.Do(req)
+	if re := outbound.Refusal(err); re != nil {
+		return "webhook guard refused: " + re.Error()
+	}
 	if err != nil {
 		return "webhook guard did not answer: " + err.Error()
 	}

@@ -11,12 +11,15 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-const tokenColumns = "name, hash, scopes, created_on, expires_on, last_used_on"
+const tokenColumns = "name, hash, scopes, created_on, expires_on, last_used_on, zones"
 
 func scanToken(r pgx.Row) (pools.Token, error) {
 	var t pools.Token
 	var scopes []string
-	err := r.Scan(&t.Name, &t.Hash, &scopes, &t.CreatedOn, &t.ExpiresOn, &t.LastUsed)
+	err := r.Scan(&t.Name, &t.Hash, &scopes, &t.CreatedOn, &t.ExpiresOn, &t.LastUsed, &t.Zones)
+	if len(t.Zones) == 0 {
+		t.Zones = nil
+	}
 	for _, s := range scopes {
 		t.Scopes = append(t.Scopes, pools.Scope(s))
 	}
@@ -41,8 +44,8 @@ func (s *Store) CreateToken(ctx context.Context, tok pools.Token) (pools.Token, 
 		scopes[i] = string(sc)
 	}
 	err := s.revisioned(ctx, pools.ActionCreate, pools.KindToken, tok.Name, now, func(t *txn) (any, any, error) {
-		tag, err := t.tx.Exec(ctx, `insert into api_tokens (`+tokenColumns+`) values ($1, $2, $3, $4, $5, null)
-			on conflict (name) do nothing`, tok.Name, tok.Hash, scopes, tok.CreatedOn, tok.ExpiresOn)
+		tag, err := t.tx.Exec(ctx, `insert into api_tokens (`+tokenColumns+`) values ($1, $2, $3, $4, $5, null, $6)
+			on conflict (name) do nothing`, tok.Name, tok.Hash, scopes, tok.CreatedOn, tok.ExpiresOn, zonesOf(tok))
 		return nil, tok, inserted(tag, err, "token", tok.Name)
 	})
 	if err != nil {
@@ -92,4 +95,12 @@ func (s *Store) TouchToken(ctx context.Context, name string, at time.Time) error
 	defer cancel()
 	_, err := s.pool.Exec(ctx, "update api_tokens set last_used_on = $2 where name = $1", name, pools.StoreTime(at))
 	return mapError(err)
+}
+
+// zonesOf is the zones column of t: never null.
+func zonesOf(t pools.Token) []string {
+	if t.Zones == nil {
+		return []string{}
+	}
+	return t.Zones
 }
