@@ -73,3 +73,34 @@ func TestConfigRefusesOpenAPIWithoutToken(t *testing.T) {
 		t.Errorf("IPv6 loopback without a token: %v", err)
 	}
 }
+
+// TestConfigOutbound: --outbound-allow and --outbound-deny repeat and
+// take comma-separated lists; the environment's list stands until a flag
+// replaces it; a bad entry or resolver is an error naming the flag.
+func TestConfigOutbound(t *testing.T) {
+	t.Parallel()
+	c, err := parseConfig("glbd", []string{"--outbound-allow", "127.0.0.2", "--outbound-allow", "10.1.0.0/16,hooks.corp.example"},
+		env(map[string]string{"GLB_OUTBOUND_ALLOW": "192.168.0.0/16", "GLB_OUTBOUND_DENY": "203.0.113.0/24, evil.example"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.Outbound.Allow, " ") != "127.0.0.2 10.1.0.0/16 hooks.corp.example" ||
+		strings.Join(c.Outbound.Deny, " ") != "203.0.113.0/24 evil.example" || c.Outbound.policy == nil {
+		t.Errorf("allow %q, deny %q", c.Outbound.Allow, c.Outbound.Deny)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--outbound-allow", "10.0.0.0/33"}, "--outbound-allow"},
+		{[]string{"--outbound-deny", "not a host"}, "--outbound-deny"},
+		{[]string{"--outbound-resolver", "dns.example"}, "--outbound-resolver"},
+	} {
+		if _, err := parseConfig("glbd", c.args, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v", c.args, err)
+		}
+	}
+	if _, err := parseConfig("glbd", nil, env(map[string]string{"GLB_OUTBOUND_ALLOW": "10.0.0.0/33"}), io.Discard); err == nil {
+		t.Error("a bad entry from the environment is accepted")
+	}
+}

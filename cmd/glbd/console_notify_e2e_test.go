@@ -16,7 +16,7 @@ import (
 func TestConsoleNotifications(t *testing.T) {
 	t.Parallel()
 	rcv := newHookReceiver(t)
-	g := startGlbd(t, "", "--notify-poll", "200ms")
+	g := startGlbd(t, "", "--notify-poll", "200ms", "--outbound-allow", "127.0.0.1")
 	ui := g.api + "/ui/"
 	ctx := browserTab(t)
 	// With no subscription the page says so; the first one added hides it.

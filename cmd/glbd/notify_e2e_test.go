@@ -95,8 +95,9 @@ func TestNotifyFailoverTwoNodes(t *testing.T) {
 	url := freshDatabase(t)
 	// Retries every 200 ms to 1 s instead of 5 s to 10 min, so that the
 	// receiver's outage fits a test (the flags are there for it).
+	// The receiver is on loopback, which only --outbound-allow opens.
 	flags := []string{"--database-url", url, "--notify-poll", "200ms", "--notify-retry-base", "200ms",
-		"--notify-retry-max", "1s", "--notify-lease", "11s"}
+		"--notify-retry-max", "1s", "--notify-lease", "11s", "--outbound-allow", "127.0.0.1"}
 	n1 := startGlbd(t, "", append(flags, "--node", "n1")...)
 	n2 := startGlbd(t, "", append(flags, "--node", "n2", "--migrate=false")...)
 	nodes := []*glbd{n1, n2}

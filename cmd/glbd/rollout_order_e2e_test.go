@@ -122,7 +122,8 @@ func TestRolloutWebhookGuard(t *testing.T) {
 		}
 	}))
 	t.Cleanup(hook.Close)
-	g := startParallel(t)
+	// The receiver is on loopback, refused unless allowed.
+	g := startParallel(t, "--outbound-allow", "127.0.0.1")
 	orderWorld(t, g, origins[0], origins[1])
 	r := guardRollsBack(t, g, "pb first, gated", map[string]any{"webhook": hook.URL + "/gate"}, "webhook guard said no at step 2: 500")
 	mu.Lock()
@@ -164,7 +165,7 @@ func TestRolloutQueryGuard(t *testing.T) {
 		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":%s}}`, result)
 	}))
 	t.Cleanup(prom.Close)
-	g := startParallel(t)
+	g := startParallel(t, "--outbound-allow", "127.0.0.1")
 	orderWorld(t, g, origins[0], origins[1])
 	guardRollsBack(t, g, "pb first, watched", map[string]any{"query": query, "prometheus": prom.URL}, "query guard said no at step 2")
 	mu.Lock()
