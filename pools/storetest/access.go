@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -249,7 +250,30 @@ func testTokens(t *testing.T, c context.Context, s pools.Store) {
 	if b, _ := json.Marshal(list); bytes.Contains(b, []byte(secret)) || bytes.Contains(b, []byte("hash")) {
 		t.Errorf("a token's JSON shows its secret or hash: %s", b)
 	}
+	// The integrations scope and a token's zones are kept; a zone-scoped
+	// token may only read or write.
+	_, hash3 := pools.NewTokenSecret()
+	if _, err := s.CreateToken(c, pools.Token{Name: "edns", Scopes: []pools.Scope{pools.ScopeWrite}, Zones: []string{"z1", "z2"}, Hash: hash3}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.TokenByHash(ctx(t), hash3); err != nil || !slices.Equal(got.Zones, []string{"z1", "z2"}) {
+		t.Errorf("zones read back: %+v %v", got, err)
+	}
+	_, hash4 := pools.NewTokenSecret()
+	if _, err := s.CreateToken(c, pools.Token{Name: "hooks", Scopes: []pools.Scope{pools.ScopeIntegrations}, Hash: hash4}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Token(ctx(t), "hooks"); err != nil || got.Zones != nil || !got.Allows(pools.ScopeWrite) || got.Allows(pools.ScopeAdmin) {
+		t.Errorf("integrations token read back: %+v %v", got, err)
+	}
+	_, err = s.CreateToken(c, pools.Token{Name: "wide", Scopes: []pools.Scope{pools.ScopeAdmin}, Zones: []string{"z1", "z1", ""}, Hash: hash2})
+	wantPaths(t, err, "scopes", "zones[1]", "zones[2]")
 	dc := pools.WithCaller(ctx(t), pools.Caller{Actor: pools.ActorBootstrap, Method: "DELETE"})
+	for _, name := range []string{"edns", "hooks"} {
+		if err := s.DeleteToken(dc, name); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := s.DeleteToken(dc, "dash"); err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +283,7 @@ func testTokens(t *testing.T, c context.Context, s pools.Store) {
 	if err := s.DeleteToken(dc, "dash"); !errors.Is(err, pools.ErrNotFound) {
 		t.Errorf("second delete: %v", err)
 	}
-	es := audit(t, s, pools.AuditFilter{Kind: pools.KindToken})
+	es := audit(t, s, pools.AuditFilter{Kind: pools.KindToken, ObjectID: "dash"})
 	if len(es) != 2 || es[0].Action != pools.ActionCreate || es[1].Action != pools.ActionDelete ||
 		es[1].Method != "DELETE" || es[0].Actor != pools.ActorBootstrap {
 		t.Fatalf("token audit: %+v", es)
