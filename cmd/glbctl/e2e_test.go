@@ -99,8 +99,8 @@ func (n *node) applyFull() (file, content string) {
 }
 
 // appliedNode is a node with fullFile applied.
-func appliedNode(t *testing.T) (n *node, file, content string) {
-	n = startNode(t)
+func appliedNode(t *testing.T, args ...string) (n *node, file, content string) {
+	n = startNode(t, args...)
 	file, content = n.applyFull()
 	return n, file, content
 }

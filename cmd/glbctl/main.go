@@ -53,6 +53,7 @@ Usage:
   glbctl versions LB [--kind K] [--id ID] [--actor NAME] [--since T] [--until T] [-o table|json|yaml]
   glbctl rollback LB --version N                  write LB, its pools and monitors back as at version N
   glbctl tsig-keys [list|create NAME --grant ZONE:NAME:MATCH:TYPES|delete NAME]   (admin)
+  glbctl tokens [list|create NAME --scope S [--zone ID]... [--expires T]|delete NAME]   (admin)
   glbctl version                                  print glbctl's version, as "glbd version" does
   glbctl shift start (--pool ID | --origin POOL/ORIGIN | --zone LABEL) --reason TEXT --duration 2h [--lb ID]... [--override]
   glbctl shift end ID
@@ -97,6 +98,8 @@ var commands = map[string]command{
 	"rollback": runRollback,
 	// TSIG keys for DNS UPDATE (tsig.go).
 	"tsig-keys": runTSIGKeys,
+	// API tokens, scoped and maybe limited to zones (tokens.go).
+	"tokens": runTokens,
 	// Notification subscriptions, in a file of their own (notifications.go).
 	"notifications": runNotifications,
 	"version":       runVersion,

@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/glb-dns/glb/internal/tabledns"
 )
 
 // TestNotifications: glbctl applies a file of subscriptions whose secrets
@@ -13,7 +15,13 @@ import (
 // written in the file and an unset variable, and prunes.
 func TestNotifications(t *testing.T) {
 	t.Parallel()
-	n := startNode(t)
+	// The receivers' names resolve, through a DNS server the test runs, to
+	// a public documentation address: glbd checks where a URL leads.
+	ns := tabledns.Start(t)
+	for _, name := range []string{"hooks.example.com", "events.example.com", "hooks.slack.example.com"} {
+		ns.Set(name, "192.0.2.10")
+	}
+	n := startNode(t, "--outbound-resolver", ns.Addr)
 	env := map[string]string{"GLB_SERVER": n.api, "PD_KEY": "R0UTINGKEY0123456789", "SLACK_URL": "https://hooks.slack.example.com/services/T0/B0/XyZ"}
 	ctl := func(want int, args ...string) (string, string) {
 		t.Helper()

@@ -65,7 +65,8 @@ func TestApplyStaged(t *testing.T) {
 // rollouts' webhook guard, which the server then asks.
 func TestApplyStagedOrder(t *testing.T) {
 	t.Parallel()
-	n, _, content := appliedNode(t)
+	// The webhook is on loopback, refused unless allowed.
+	n, _, content := appliedNode(t, "--outbound-allow", "127.0.0.1")
 	mixed := strings.Replace(content, "    default_pools: [web]\n    fallback_pool: web\n    answers: 0\n",
 		"    default_pools: [extra, web]\n    fallback_pool: web\n    answers: 0\n    ttl: 45\n", 1)
 	code, _, errOut := n.ctl("apply", "-f", writeFile(t, "mixed.yaml", mixed), "--staged")

@@ -24,6 +24,8 @@ func TestConsoleNotifications(t *testing.T) {
 	drive(t, ctx, "refuse a URL that is not http(s)", chromedp.WaitVisible(`#n-form`),
 		retype(`#n-name`, "oncall"), retype(`#n-url`, "ftp://hooks.example.com/glb"), chromedp.Click(`#n-submit`),
 		waitFor(`document.querySelector('#n-url-error').textContent.includes('http or https')`, 5*time.Second))
+	drive(t, ctx, "refuse a private receiver, naming the rule", retype(`#n-url`, "http://10.1.2.3/glb"), chromedp.Click(`#n-submit`),
+		waitFor(`document.querySelector('#n-url-error').textContent.includes('private 10.0.0.0/8')`, 5*time.Second))
 	var secret string
 	drive(t, ctx, "add a subscription", retype(`#n-url`, rcv.URL+"/console"), chromedp.Click(`#n-submit`),
 		waitFor(`document.querySelector('#n-secret-value') !== null`, 5*time.Second),

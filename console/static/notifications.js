@@ -15,7 +15,17 @@ function host(u) {
 // delivery log and the test button.
 export async function notificationsPage(arg) {
   if (arg) return deliveriesPage(arg);
-  const { data: subs } = await call('GET', '/notifications?per_page=1000');
+  let subs;
+  try {
+    ({ data: subs } = await call('GET', '/notifications?per_page=1000'));
+  } catch (e) {
+    if (e.status !== 403) throw e;
+    // A write token: subscriptions make every node send requests to a
+    // URL, a privilege of its own.
+    return { nodes: [el('h2', { text: 'Notifications', tabindex: '-1', class: 'page-title' }),
+      el('p', { id: 'n-forbidden', class: 'error', role: 'alert', text: e.message + '. Subscriptions make every node send requests to their URL: reading and changing them needs a token with the integrations scope (or admin).' })],
+    refresh: () => undefined };
+  }
   const name = el('input', { type: 'text', autocomplete: 'off', placeholder: 'oncall' });
   const url = el('input', { type: 'url', autocomplete: 'off', placeholder: 'https://hooks.example.com/glb' });
   const format = el('select', {}, FORMATS.map((f) => el('option', { value: f, text: f })));
@@ -78,6 +88,7 @@ export async function notificationsPage(arg) {
   return {
     nodes: [el('h2', { text: 'Notifications', tabindex: '-1', class: 'page-title' }),
       el('p', { text: 'Events sent to a URL as they happen: standard (signed JSON), Slack or PagerDuty. Secrets are shown once, when a subscription is added.' }),
+      el('p', { class: 'muted', id: 'n-outbound', text: 'The nodes send only to public addresses: a receiver on a loopback, private, link-local or shared address is refused unless the nodes were started with --outbound-allow naming it.' }),
       el('table', { id: 'n-table', class: 'stack' },
         el('thead', {}, el('tr', {}, ['name', 'format', 'events', 'url', ''].map((t) => el('th', { scope: 'col', text: t })))), tbody),
       empty,

@@ -187,7 +187,9 @@ type cluster struct {
 
 func startCluster(t *testing.T, g *glb, name, zone string, extra ...string) *cluster {
 	t.Helper()
-	tok := g.must(http.MethodPost, "/tokens", map[string]any{"name": name, "scopes": []string{"write"}})
+	// Scoped to its zone, as docs/kubernetes.md recommends: everything
+	// the provider does must fit in what such a token reaches.
+	tok := g.must(http.MethodPost, "/tokens", map[string]any{"name": name, "scopes": []string{"write"}, "zones": []string{zone}})
 	args := append([]string{"--server", g.api, "--token", tok["secret"].(string), "--zone", zone, "--owner", name,
 		"--listen", "127.0.0.1:0", "--health-listen", "127.0.0.1:0"}, extra...)
 	p, m := testnode.Start(t, "glb-externaldns "+name, append([]string{providerBin}, args...), []string{"GLB_DATABASE_URL=", "GLB_API_TOKEN="},
