@@ -60,7 +60,6 @@ func (c *countNames) CellNames(lb uint32, pool, origin uint8) (lbID, poolID, ori
 // and their origin names compared.
 func (s *Snapshot) nameCounts(prev *Snapshot, rebuilt map[int32]bool) {
 	st, lbs := s.steer, s.lbs
-	c := &countNames{lbs: make([]*lbNames, len(lbs))}
 	s.poolNames = make([]*poolNames, st.NumPools())
 	var prevPools []*poolNames
 	var prevNames *countNames
@@ -108,7 +107,12 @@ func (s *Snapshot) nameCounts(prev *Snapshot, rebuilt map[int32]bool) {
 		return n
 	}
 	var prevLBs map[string]*lbNames // made on the first load balancer not at its old index
-	unchanged := prevNames != nil && len(prevNames.lbs) == len(lbs)
+	// out stays nil while every load balancer so far has prev's names at
+	// its index: names all unchanged are prev's, under the same epoch.
+	var out []*lbNames
+	if prevNames == nil || len(prevNames.lbs) != len(lbs) {
+		out = make([]*lbNames, len(lbs))
+	}
 	for i, lb := range lbs {
 		ps := lb.Pools()
 		var old *lbNames
@@ -131,21 +135,25 @@ func (s *Snapshot) nameCounts(prev *Snapshot, rebuilt map[int32]bool) {
 				same = false
 			}
 		}
-		if same {
-			c.lbs[i] = old
-			unchanged = unchanged && prevNames.lbs[i] == old
-			continue
+		n := old
+		if !same {
+			n = &lbNames{id: lb.ID(), pools: make([]*poolNames, len(ps))}
+			for k, p := range ps {
+				n.pools[k] = poolName(p)
+			}
 		}
-		unchanged = false
-		n := &lbNames{id: lb.ID(), pools: make([]*poolNames, len(ps))}
-		for k, p := range ps {
-			n.pools[k] = poolName(p)
+		if out == nil {
+			if prevNames.lbs[i] == n {
+				continue
+			}
+			out = make([]*lbNames, len(lbs))
+			copy(out, prevNames.lbs[:i])
 		}
-		c.lbs[i] = n
+		out[i] = n
 	}
-	if unchanged {
-		// Every index names what it named: the same names, the same epoch.
-		c = prevNames
+	if out == nil {
+		s.names = prevNames
+		return
 	}
-	s.names = c
+	s.names = &countNames{lbs: out}
 }
