@@ -445,7 +445,8 @@ type RolloutStore interface {
 	// ChangeRollout applies action (RolloutPause, ...) to rollout id,
 	// whose revision must be ifRevision when > 0 (ErrStale): two nodes
 	// that see the same guard fail write once. Completion writes the new
-	// weights into the pool in the same transaction.
+	// weights into the pool (the order into the load balancer) in the
+	// same transaction and audits that write too (ChangeRolloutAudited).
 	ChangeRollout(ctx context.Context, id string, ifRevision int64, action, reason string) (*Rollout, error)
 	// RecordRolloutStep audits that rollout r reached step k by the
 	// clock, once however many nodes report it.
@@ -658,6 +659,34 @@ func ChangeRolloutIn(tx Tx, id string, ifRevision int64, action, reason string, 
 		return nil, 0, err
 	}
 	return out.(*Rollout), rev, nil
+}
+
+// ChangeRolloutAudited is ChangeRolloutIn under one global revision,
+// with the audit entries the store appends: the rollout's and, when the
+// action completes it, that of the pool (or load balancer) the completion
+// wrote. That write is a write of the pool like any other: audited, sent
+// as a config event, and a new version of every load balancer using the
+// pool (docs/api.md).
+func ChangeRolloutAudited(ctx context.Context, rec *Recorder, id string, ifRevision int64, action, reason string, now time.Time) (*Rollout, []AuditEntry, int64, error) {
+	tx := &oneRevision{Tx: rec}
+	r, rev, err := ChangeRolloutIn(tx, id, ifRevision, action, reason, now)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	var entries []AuditEntry
+	if r.State == RolloutCompleted {
+		k, target := r.Target()
+		e, err := rec.Entry(ctx, rev, k, target, now)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		entries = append(entries, e)
+	}
+	e, err := rec.Entry(ctx, rev, KindRollout, id, now)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return r, append(entries, e), rev, nil
 }
 
 // RolloutStepEntry is the audit entry of r reaching step k by the clock,

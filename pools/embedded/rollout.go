@@ -36,11 +36,20 @@ func listAll[T any](tx *bbolt.Tx, k pools.Kind) ([]T, error) {
 	return all, err
 }
 
-// ChangeRollout applies an event to a rollout; see pools.ChangeRolloutIn.
+// ChangeRollout applies an event to a rollout; see
+// pools.ChangeRolloutAudited.
 func (s *Store) ChangeRollout(ctx context.Context, id string, ifRevision int64, action, reason string) (*pools.Rollout, error) {
-	return writeOne(s, ctx, pools.KindRollout, func(t *pools.Recorder) (*pools.Rollout, int64, error) {
-		return pools.ChangeRolloutIn(t, id, ifRevision, action, reason, s.now())
+	var out *pools.Rollout
+	rev, err := s.auditedAll(ctx, func(rec *pools.Recorder) ([]pools.AuditEntry, int64, error) {
+		r, es, rev, err := pools.ChangeRolloutAudited(ctx, rec, id, ifRevision, action, reason, s.now())
+		out = r
+		return es, rev, err
 	})
+	if err != nil {
+		return nil, err
+	}
+	s.watchers.Notify(pools.Change{Revision: rev})
+	return out, nil
 }
 
 // StartRollout stores r; see pools.StartRolloutIn.

@@ -30,11 +30,19 @@ func (s *Store) StartRollout(ctx context.Context, r *pools.Rollout, guard func(p
 	})
 }
 
-// ChangeRollout applies an event to a rollout; see pools.ChangeRolloutIn.
+// ChangeRollout applies an event to a rollout; see
+// pools.ChangeRolloutAudited.
 func (s *Store) ChangeRollout(ctx context.Context, id string, ifRevision int64, action, reason string) (*pools.Rollout, error) {
-	return writeOne(s, ctx, pools.KindRollout, func(t *pools.Recorder) (*pools.Rollout, int64, error) {
-		return pools.ChangeRolloutIn(t, id, ifRevision, action, reason, s.now())
+	var out *pools.Rollout
+	_, err := s.auditedAll(ctx, func(rec *pools.Recorder) ([]pools.AuditEntry, int64, error) {
+		r, es, rev, err := pools.ChangeRolloutAudited(ctx, rec, id, ifRevision, action, reason, s.now())
+		out = r
+		return es, rev, err
 	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // RecordRolloutStep audits step k of r once: a partial unique index keeps

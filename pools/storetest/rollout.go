@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -157,6 +158,7 @@ func testRolloutCompletion(t *testing.T, c context.Context, s pools.Store) {
 	if len(steps) != 2 {
 		t.Fatalf("%d step entries, want one per step: %+v", len(steps), steps)
 	}
+	before := history(t, s, f.lb.ID)
 	completeByClock(t, c, s, got)
 	p, err := s.Get(c, pools.KindPool, f.pool.ID)
 	if err != nil {
@@ -165,6 +167,7 @@ func testRolloutCompletion(t *testing.T, c context.Context, s pools.Store) {
 	if w := p.(*pools.Pool).Origins; w[0].Weight != 0.9 || w[1].Weight != 0.1 {
 		t.Fatalf("completion left the pool's weights at %+v", w)
 	}
+	completionWritten(t, s, before, f.lb.ID, pools.KindPool, p)
 	if _, err := startRollout(t, c, s, rollout(f.pool.ID, map[string]float64{"a": 0.5}, nil, "1h")); err != nil {
 		t.Fatalf("a new rollout after one completed: %v", err)
 	}
@@ -246,6 +249,7 @@ func testRolloutOrder(t *testing.T, c context.Context, s pools.Store) {
 	if _, err := s.Restore(c, restore); !errors.As(err, &se) || !strings.Contains(err.Error(), got.ID) {
 		t.Fatalf("a rollback writing the load balancer under an order rollout: %v, want a StateError naming %s", err, got.ID)
 	}
+	before := history(t, s, f.lb.ID)
 	completeByClock(t, c, s, got)
 	o, err := s.Get(c, pools.KindLoadBalancer, f.lb.ID)
 	if err != nil {
@@ -254,6 +258,7 @@ func testRolloutOrder(t *testing.T, c context.Context, s pools.Store) {
 	if d := o.(*pools.LoadBalancer).DefaultPools; len(d) != 2 || d[0] != us.ID || d[1] != f.pool.ID {
 		t.Fatalf("completion left the order at %v", d)
 	}
+	completionWritten(t, s, before, f.lb.ID, pools.KindLoadBalancer, o)
 	written := *o.(*pools.LoadBalancer)
 	written.TTL = 45
 	if _, err := s.Replace(c, &written, 0); err != nil {
@@ -261,5 +266,46 @@ func testRolloutOrder(t *testing.T, c context.Context, s pools.Store) {
 	}
 	if _, err := startRollout(t, c, s, order(f.pool.ID, us.ID)); err != nil {
 		t.Fatalf("a new order rollout after one completed: %v", err)
+	}
+}
+
+// completionWritten checks that a rollout's completion, which wrote o (the
+// pool or the load balancer lb), is a write like any other: o has an
+// audit entry by the clock at the completion's revision, whose after is
+// o as stored, and load balancer lb has one version more than before,
+// made by that write, with o as it now stands.
+func completionWritten(t *testing.T, s pools.Store, before *pools.History, lb string, k pools.Kind, o pools.Object) {
+	t.Helper()
+	id := o.ObjectMeta().ID
+	es := audit(t, s, pools.AuditFilter{Kind: k, ObjectID: id, Actor: pools.ActorClock})
+	if len(es) != 1 || es[0].Action != pools.ActionUpdate {
+		t.Fatalf("the completion's write of %s %s: %d audit entries by the clock, want one update", k.Singular(), id, len(es))
+	}
+	after := pools.New(k)
+	if err := json.Unmarshal(es[0].After, after); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := content(t, after), content(t, o); got != want {
+		t.Errorf("the completion's audit entry has after %s, want the %s as stored %s", got, k.Singular(), want)
+	}
+	h := history(t, s, lb)
+	if len(h.Versions) != len(before.Versions)+1 {
+		t.Fatalf("load balancer %s has %d versions after the completion, %d before: the completion made no version", lb, len(h.Versions), len(before.Versions))
+	}
+	v := h.Versions[len(h.Versions)-1]
+	if v.Revision != es[0].Revision || v.Actor != pools.ActorClock {
+		t.Errorf("the last version %+v is not the completion's write at revision %d", v, es[0].Revision)
+	}
+	objs := versionObjects(t, h, lb, v.Version)
+	var got pools.Object = objs.LoadBalancer
+	if k == pools.KindPool {
+		for i := range objs.Pools {
+			if objs.Pools[i].ID == id {
+				got = &objs.Pools[i]
+			}
+		}
+	}
+	if content(t, got) != content(t, o) {
+		t.Errorf("version %d holds %s %s as %s, want %s", v.Version, k.Singular(), id, content(t, got), content(t, o))
 	}
 }
