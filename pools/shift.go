@@ -128,6 +128,17 @@ func (s *Shift) State(now time.Time) string {
 	return ShiftActive
 }
 
+// Scheduled reports whether the shift was created to start later: its
+// start is then a moment of its own, recorded by the clock, where an
+// immediate shift's create is its start.
+func (s *Shift) Scheduled() bool { return s.StartsAt.After(s.CreatedOn) }
+
+// Started reports whether a scheduled shift's start has come by now
+// (it was not ended before it).
+func (s *Shift) Started(now time.Time) bool {
+	return !now.Before(s.StartsAt) && (s.EndedAt == nil || s.EndedAt.After(s.StartsAt))
+}
+
 // ActiveAt reports whether the shift is in force at now.
 func (s *Shift) ActiveAt(now time.Time) bool { return s.State(now) == ShiftActive }
 
@@ -301,9 +312,13 @@ type ShiftStore interface {
 	// EndShift ends a scheduled or active shift at now (ErrNotFound; a
 	// *ValidationError when it has already ended).
 	EndShift(ctx context.Context, id string) (*Shift, error)
-	// RecordShiftExpiry audits that shift s reached its expiry, once
-	// however many nodes report it. DNS never waits for it.
+	// RecordShiftExpiry audits that shift s reached its expiry and adds
+	// its event, once however many nodes report it. DNS never waits for
+	// it.
 	RecordShiftExpiry(ctx context.Context, s *Shift) error
+	// RecordShiftStart does the same for the start of a shift that was
+	// scheduled (Scheduled): its create was not its start.
+	RecordShiftStart(ctx context.Context, s *Shift) error
 	// PruneShifts deletes the shifts that stopped being in force (ended
 	// or expired) before the given time, in one write that moves the
 	// revision only when it deletes something, and returns how many.
@@ -340,10 +355,12 @@ func PruneShiftsIn(tx Tx, list []Shift, before time.Time) (n int, rev int64, err
 }
 
 // ActionExpire is the audit action of a shift that reached its expiry;
-// ActionEnd of one ended early.
+// ActionEnd of one ended early; ActionStart of a scheduled shift that
+// reached its start.
 const (
 	ActionExpire = "expire"
 	ActionEnd    = "end"
+	ActionStart  = "start"
 )
 
 // StartShiftIn stores s inside tx after guard accepts it.
@@ -425,4 +442,13 @@ func ShiftExpiryEntry(ctx context.Context, sh *Shift) (AuditEntry, error) {
 	after := *sh
 	after.Status = ShiftExpired
 	return NewAuditEntry(ctx, sh.Revision, ActionExpire, KindShift, sh.ID, nil, &after, sh.ExpiresAt)
+}
+
+// ShiftStartEntry is the audit entry of scheduled shift sh reaching its
+// start, dated at the start whoever notices it.
+func ShiftStartEntry(ctx context.Context, sh *Shift) (AuditEntry, error) {
+	ctx = WithCaller(ctx, Caller{Actor: ActorClock})
+	after := *sh
+	after.Status = ShiftActive
+	return NewAuditEntry(ctx, sh.Revision, ActionStart, KindShift, sh.ID, nil, &after, sh.StartsAt)
 }

@@ -69,6 +69,10 @@ var (
 // shiftExpiryBucket holds the ids of shifts whose expiry is audited.
 var shiftExpiryBucket = []byte("audit.shift_expiry")
 
+// shiftStartBucket holds the ids of scheduled shifts whose start is
+// audited.
+var shiftStartBucket = []byte("audit.shift_start")
+
 // rolloutStepBucket holds "id/step" for the rollout steps audited.
 var rolloutStepBucket = []byte("audit.rollout_step")
 
@@ -121,7 +125,7 @@ func openBuckets() [][]byte {
 	names := [][]byte{metaBucket,
 		healthNodesBucket, healthOriginsBucket, healthLogBucket,
 		auditBucket, auditHealthBucket, tokenBucket, tokenHashBucket,
-		tsigBucket, shiftExpiryBucket, rolloutStepBucket,
+		tsigBucket, shiftExpiryBucket, shiftStartBucket, rolloutStepBucket,
 		notifySubBucket, notifyEventBucket, notifyEventIDBucket, notifyDeliveryBucket, notifyStateBucket}
 	for _, k := range pools.StoredKinds {
 		names = append(names, objectBucket(k), orderBucket(k), uniqueBucket(k))

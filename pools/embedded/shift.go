@@ -30,18 +30,32 @@ func (s *Store) RecordShiftExpiry(ctx context.Context, sh *pools.Shift) error {
 	if err != nil {
 		return err
 	}
+	return s.recordShiftOnce(ctx, shiftExpiryBucket, &e, pools.ShiftEvent(sh, pools.ShiftEventExpired, sh.ExpiresAt, pools.ActorClock))
+}
+
+// RecordShiftStart audits scheduled shift sh's start once.
+func (s *Store) RecordShiftStart(ctx context.Context, sh *pools.Shift) error {
+	e, err := pools.ShiftStartEntry(ctx, sh)
+	if err != nil {
+		return err
+	}
+	return s.recordShiftOnce(ctx, shiftStartBucket, &e, pools.ShiftEvent(sh, pools.ShiftEventStarted, sh.StartsAt, pools.ActorClock))
+}
+
+// recordShiftOnce appends e and adds ev unless bucket already holds the
+// shift's id: the first report writes, the others find it.
+func (s *Store) recordShiftOnce(ctx context.Context, bucket []byte, e *pools.AuditEntry, ev pools.Event) error {
 	return s.update(ctx, func(tx *bbolt.Tx) error {
-		b := tx.Bucket(shiftExpiryBucket)
-		if b.Get([]byte(sh.ID)) != nil {
+		b := tx.Bucket(bucket)
+		if b.Get([]byte(e.ObjectID)) != nil {
 			return nil
 		}
-		if err := b.Put([]byte(sh.ID), []byte{1}); err != nil {
+		if err := b.Put([]byte(e.ObjectID), []byte{1}); err != nil {
 			return err
 		}
-		if err := appendAudit(tx, &e); err != nil {
+		if err := appendAudit(tx, e); err != nil {
 			return err
 		}
-		ev := pools.ShiftEvent(sh, pools.ShiftEventExpired, sh.ExpiresAt, pools.ActorClock)
 		_, err := addEvent(tx, &ev, "")
 		return err
 	})

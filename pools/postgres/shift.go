@@ -60,3 +60,24 @@ func (s *Store) PruneShifts(ctx context.Context, before time.Time) (int, error) 
 	})
 	return n, err
 }
+
+// RecordShiftStart audits scheduled shift sh's start once, as
+// RecordShiftExpiry does its expiry.
+func (s *Store) RecordShiftStart(ctx context.Context, sh *pools.Shift) error {
+	e, err := pools.ShiftStartEntry(ctx, sh)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, func(t *txn) error {
+		_, err := t.tx.Exec(t.ctx, `insert into audit_log (revision, at, actor, method, action, kind, object_id, before, after)
+			values ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb)
+			on conflict (object_id) where kind = 'shifts' and action = 'start' do nothing`,
+			e.Revision, e.Time, e.Actor, e.Method, e.Action, string(e.Kind), e.ObjectID, string(e.Before), string(e.After))
+		if err != nil {
+			return err
+		}
+		ev := pools.ShiftEvent(sh, pools.ShiftEventStarted, sh.StartsAt, pools.ActorClock)
+		_, err = t.addEvent(&ev, "")
+		return err
+	})
+}

@@ -103,6 +103,59 @@ func testShifts(t *testing.T, c context.Context, s pools.Store) {
 	if !log.Items[0].Time.Equal(got.ExpiresAt) || log.Items[0].Actor != pools.ActorClock {
 		t.Fatalf("expiry entry %+v", log.Items[0])
 	}
+	testShiftStartRecorded(t, c, s)
+}
+
+// testShiftStartRecorded: a scheduled shift's start, reported by four
+// nodes at once and again, is one audit entry (action start, by the
+// clock, dated at the start) and one event; an immediate shift is not
+// Scheduled (its create is its start).
+func testShiftStartRecorded(t *testing.T, c context.Context, s pools.Store) {
+	now := time.Now()
+	sh := &pools.Shift{Target: pools.ShiftTarget{Zone: "zone-9"}, Reason: "maintenance", Duration: "1h", StartsAt: now.Add(time.Hour)}
+	if err := sh.Prepare(now); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.StartShift(c, sh, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Scheduled() {
+		t.Fatalf("a shift starting in an hour is not Scheduled: %+v", got)
+	}
+	atOnce(4, func(int) {
+		if err := s.RecordShiftStart(c, got); err != nil {
+			t.Error(err)
+		}
+	})
+	if err := s.RecordShiftStart(c, got); err != nil {
+		t.Fatal(err)
+	}
+	log, err := s.Audit(c, pools.AuditFilter{Kind: pools.KindShift, ObjectID: got.ID}, pools.Page{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []string
+	for _, e := range log.Items {
+		actions = append(actions, e.Action+"/"+e.Actor)
+	}
+	if len(actions) != 2 || actions[0] != pools.ActionStart+"/"+pools.ActorClock || actions[1] != pools.ActionCreate+"/"+pools.ActorSystem {
+		t.Fatalf("audit of the scheduled shift, newest first: %v, want one start by the clock and the create", actions)
+	}
+	if !log.Items[0].Time.Equal(got.StartsAt) {
+		t.Errorf("start entry dated %v, want the start %v", log.Items[0].Time, got.StartsAt)
+	}
+	if added, err := s.AddEvent(c, pools.ShiftEvent(got, pools.ShiftEventStarted, got.StartsAt, pools.ActorClock)); err != nil || added {
+		t.Errorf("the start's event was not recorded by RecordShiftStart (added again: %v, %v)", added, err)
+	}
+	now = time.Now()
+	at := &pools.Shift{Target: pools.ShiftTarget{Zone: "zone-8"}, Reason: "now", Duration: "1h"}
+	if err := at.Prepare(now); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = s.StartShift(c, at, nil); err != nil || got.Scheduled() {
+		t.Fatalf("an immediate shift %+v is Scheduled (%v)", got, err)
+	}
 }
 
 // testShiftPrune: pruning deletes exactly the shifts that stopped being in
