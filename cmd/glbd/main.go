@@ -155,7 +155,8 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	})
 	n.notify = notify.NewObserver(store, log, notifyMetrics, deliverer.Kick)
 	n.region = cfg.Region
-	n.rollouts = newRolloutWatch(store, log, cfg.Outbound.policy.Client(webhookTimeout, resolver))
+	n.records = newClockRecords(log, reg)
+	n.rollouts = newRolloutWatch(store, n.records, log, cfg.Outbound.policy.Client(webhookTimeout, resolver))
 	n.start(ctx)
 
 	var certs *certReloader
@@ -205,6 +206,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		go func() { f.run(ctx); close(flushed) }()
 	}
 	go n.audit.run(ctx)
+	go n.records.run(ctx)
 	go n.notify.Run(ctx)
 	go deliverer.Run(ctx)
 	go geo.Run(ctx)

@@ -59,12 +59,13 @@ type node struct {
 
 	// audit records agreed health transitions (nil: not recorded).
 	audit *healthAudit
-	// expired: the shifts whose expiry this node has had audited.
-	expired map[string]bool
+	// records writes the starts and expiries of the shifts each
+	// snapshot from the store holds, and the rollouts' steps and
+	// completions, until stored (nil: not recorded).
+	records *clockRecords
 	// notify observes each served view for notification events (nil:
-	// none); started: the shifts whose start this node has reported.
-	notify  *notify.Observer
-	started map[string]bool
+	// none).
+	notify *notify.Observer
 	// beats is each node's last heartbeat read, for node events.
 	beats map[string]time.Time
 	// rollouts writes the events of the rollouts each snapshot holds
@@ -123,7 +124,6 @@ func (n *node) start(ctx context.Context) {
 	if err == nil {
 		n.readHealth(ctx)
 		if err = n.reloadConfig(ctx); err == nil {
-			n.auditExpiries(ctx) // shifts that ended while no node ran
 			return
 		}
 	}
@@ -171,7 +171,7 @@ func (n *node) run(ctx context.Context) {
 		select {
 		case <-shiftTimer.C:
 			armed = time.Time{}
-			n.shiftBoundary(ctx)
+			n.shiftBoundary()
 		case <-ctx.Done():
 			return
 		case ch, ok := <-changes:
@@ -225,79 +225,13 @@ func (n *node) run(ctx context.Context) {
 }
 
 // shiftBoundary recompiles the served snapshot when a shift starts or
-// ends, and has the expiries audited (off the node loop: DNS does not
-// wait for the store).
-func (n *node) shiftBoundary(ctx context.Context) {
+// ends; the compile queues the start or expiry to be recorded (off the
+// node loop: DNS does not wait for the store).
+func (n *node) shiftBoundary() {
 	if n.cfg == nil || n.health == nil {
 		return
 	}
 	n.compile(n.cfg, n.nets, n.health, map[string]bool{})
-	n.auditExpiries(ctx)
-	n.reportStarts(ctx)
-}
-
-// reportStarts records the start of the shifts that began by the clock
-// (scheduled ones): every node reports it, and the store keeps one event,
-// whose id is the shift's and the state's.
-func (n *node) reportStarts(ctx context.Context) {
-	if n.cfg == nil || n.fromFile || n.notify == nil {
-		return
-	}
-	n.reportEach(ctx, shiftsNewlyIn(n.cfg.Shifts, pools.ShiftActive, &n.started), func(ctx context.Context, sh *pools.Shift) {
-		if _, err := n.store.AddEvent(ctx, pools.ShiftEvent(sh, pools.ShiftEventStarted, sh.StartsAt, pools.ActorClock)); err != nil {
-			n.log.Warn("recording a shift's start", "shift", sh.ID, "err", err)
-		}
-	})
-}
-
-// auditExpiries reports the shifts that reached their expiry since this
-// node last looked; the store records each once whoever reports it.
-func (n *node) auditExpiries(ctx context.Context) {
-	if n.cfg == nil || n.fromFile {
-		return
-	}
-	n.reportEach(ctx, shiftsNewlyIn(n.cfg.Shifts, pools.ShiftExpired, &n.expired), func(ctx context.Context, sh *pools.Shift) {
-		if err := n.store.RecordShiftExpiry(ctx, sh); err != nil {
-			n.log.Warn("auditing a shift's expiry", "shift", sh.ID, "err", err)
-		} else {
-			n.log.Info("shift expired", "shift", sh.ID, "target", sh.Target.String(), "expires_at", sh.ExpiresAt)
-		}
-	})
-}
-
-// shiftsNewlyIn returns the shifts in state now that seen (made on first
-// use) does not hold yet, and adds them to it: this node reports each
-// once.
-func shiftsNewlyIn(shifts []pools.Shift, state string, seen *map[string]bool) []pools.Shift {
-	now := time.Now()
-	var due []pools.Shift
-	for _, sh := range shifts {
-		if sh.State(now) == state && !(*seen)[sh.ID] {
-			due = append(due, sh)
-		}
-	}
-	if len(due) > 0 && *seen == nil {
-		*seen = map[string]bool{}
-	}
-	for _, sh := range due {
-		(*seen)[sh.ID] = true
-	}
-	return due
-}
-
-// reportEach runs report for each shift, one at a time, in the
-// background (the node's loop does no I/O), each bounded by storeProbe.
-func (n *node) reportEach(ctx context.Context, due []pools.Shift, report func(context.Context, *pools.Shift)) {
-	if len(due) == 0 {
-		return
-	}
-	go func() {
-		for _, sh := range due {
-			actx, cancel := context.WithTimeout(ctx, storeProbe)
-			report(actx, &sh)
-			cancel()
-		}
-	}()
 }
 
 // reloadConfig brings the served configuration to the store's, waiting
@@ -476,8 +410,14 @@ func (n *node) compile(cfg *pools.Config, nets *geodata.Networks, h *pools.Healt
 	n.health = h
 	n.audit.observe(h, changed, n.tally.Votes)
 	n.notify.Observe(cfg, h, changed, time.Now())
-	if n.rollouts != nil && !n.fromFile && n.ctx != nil {
-		n.rollouts.observe(n.ctx, snap, snap.Built())
+	if !n.fromFile {
+		// What the clock did, by the configuration of the store (a last
+		// good file may be older than what the store knows).
+		n.records.forget(liveObjects(cfg))
+		n.records.add(shiftRecords(cfg, n.store, n.log, snap.Built())...)
+		if n.rollouts != nil && n.ctx != nil {
+			n.rollouts.observe(n.ctx, snap, snap.Built())
+		}
 	}
 	took := time.Since(start)
 	n.builds.WithLabelValues("ok").Inc()

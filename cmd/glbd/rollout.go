@@ -24,11 +24,14 @@ import (
 // by its clock. It writes the events the clock and the guards cause: the
 // audit entry of each step (once, whoever reports it), the roll back when
 // a guard fails, and the completion. Each write names the revision the
-// node saw, so that of two nodes seeing the same thing one writes.
+// node saw, so that of two nodes seeing the same thing one writes. The
+// steps and the completion go through records, which retries them until
+// stored.
 type rolloutWatch struct {
-	store pools.RolloutStore
-	log   *slog.Logger
-	http  *http.Client
+	store   pools.RolloutStore
+	log     *slog.Logger
+	http    *http.Client
+	records *clockRecords
 	// seen: the last step handled per rollout; tried: the revision an
 	// event was last written at and when, so that a write is repeated
 	// only when the rollout changed or retryEvent passed (the store was
@@ -49,10 +52,11 @@ const retryEvent = 5 * time.Second
 // webhookTimeout bounds a webhook guard's answer: none in time is a no.
 const webhookTimeout = 5 * time.Second
 
-// newRolloutWatch returns the watch; client asks the guards (one from
+// newRolloutWatch returns the watch; records retries its steps' and
+// completions' writes; client asks the guards (one from
 // outbound.Policy.Client: no redirect followed, every address checked).
-func newRolloutWatch(store pools.RolloutStore, log *slog.Logger, client *http.Client) *rolloutWatch {
-	return &rolloutWatch{store: store, log: log.With("component", "rollouts"), http: client,
+func newRolloutWatch(store pools.RolloutStore, records *clockRecords, log *slog.Logger, client *http.Client) *rolloutWatch {
+	return &rolloutWatch{store: store, records: records, log: log.With("component", "rollouts"), http: client,
 		seen: map[string]int{}, tried: map[string]attempt{}}
 }
 
@@ -75,9 +79,10 @@ func (w *rolloutWatch) observe(ctx context.Context, snap *steering.Snapshot, now
 			continue
 		}
 		k := r.Step(now)
+		w.records.add(w.stepRecords(&r, min(k, len(r.Steps)-1))...)
 		if k >= len(r.Steps) {
 			if r.State == pools.RolloutRunning {
-				w.event(ctx, &r, pools.RolloutComplete, pools.ActorClock, fmt.Sprintf("every step held %s", r.StepInterval))
+				w.records.add(w.completion(&r))
 			}
 			continue
 		}
@@ -85,18 +90,41 @@ func (w *rolloutWatch) observe(ctx context.Context, snap *steering.Snapshot, now
 			continue
 		}
 		w.seen[r.ID] = k
-		go w.step(ctx, r, k)
+		if r.Guards.Webhook != "" || r.Guards.Query != "" {
+			go w.step(ctx, r, k)
+		}
 	}
 }
 
-// step audits step k of r and asks its webhook, if any.
-func (w *rolloutWatch) step(ctx context.Context, r pools.Rollout, k int) {
-	sctx, cancel := context.WithTimeout(ctx, storeProbe)
-	err := w.store.RecordRolloutStep(sctx, &r, k)
-	cancel()
-	if err != nil {
-		w.log.Warn("auditing a rollout step", "rollout", r.ID, "step", k, "err", err)
+// stepAt is when step k of r began (k = len(r.Steps): when it completes).
+func stepAt(r *pools.Rollout, k int) time.Time {
+	return r.StartsAt.Add(time.Duration(r.HeldMS)*time.Millisecond + time.Duration(k)*r.Interval())
+}
+
+// stepRecords are the audit entries of r's steps up to k, each once.
+func (w *rolloutWatch) stepRecords(r *pools.Rollout, k int) []clockRecord {
+	out := make([]clockRecord, 0, k+1)
+	for i := 0; i <= k; i++ {
+		r := *r
+		out = append(out, clockRecord{key: fmt.Sprintf("rollout/%s/step/%d", r.ID, i), object: r.ID, at: stepAt(&r, i), what: "a rollout step",
+			write: func(ctx context.Context) error { return w.store.RecordRolloutStep(ctx, &r, i) }})
 	}
+	return out
+}
+
+// completion is the write that completes r: conditional on the revision
+// seen, so that of the nodes retrying it one writes and the others find
+// it moved (a StateError or ErrStale, which ends their retries).
+func (w *rolloutWatch) completion(r *pools.Rollout) clockRecord {
+	c := *r
+	return clockRecord{key: "rollout/" + r.ID + "/complete", object: r.ID, at: stepAt(r, len(r.Steps)), what: "a rollout's completion",
+		write: func(ctx context.Context) error {
+			return w.change(ctx, c, pools.RolloutComplete, pools.ActorClock, fmt.Sprintf("every step held %s", c.StepInterval))
+		}}
+}
+
+// step asks r's webhook and query guards, if any, at step k.
+func (w *rolloutWatch) step(ctx context.Context, r pools.Rollout, k int) {
 	why := ""
 	if r.Guards.Webhook != "" {
 		why = w.askWebhook(ctx, &r, k)
@@ -240,17 +268,26 @@ func (w *rolloutWatch) event(ctx context.Context, r *pools.Rollout, action, acto
 }
 
 func (w *rolloutWatch) write(ctx context.Context, r pools.Rollout, action, actor, why string) {
-	wctx, cancel := context.WithTimeout(pools.WithCaller(ctx, pools.Caller{Actor: actor}), storeProbe)
+	wctx, cancel := context.WithTimeout(ctx, storeProbe)
 	defer cancel()
-	out, err := w.store.ChangeRollout(wctx, r.ID, r.Revision, action, why)
-	switch {
+	switch err := w.change(wctx, r, action, actor, why); {
 	case err == nil:
-		_, target := r.Target()
-		w.log.Info("rollout "+out.State, "rollout", r.ID, "target", target, "reason", why)
 	case pools.IsDomainError(err) && !errors.Is(err, pools.ErrUnavailable):
 		// Another node wrote first (stale), or the rollout moved on.
 		w.log.Debug("rollout event not written", "rollout", r.ID, "action", action, "err", err)
 	default:
 		w.log.Warn("writing a rollout event", "rollout", r.ID, "action", action, "err", err)
 	}
+}
+
+// change writes action on r as actor, at the revision r has, and logs
+// what it did.
+func (w *rolloutWatch) change(ctx context.Context, r pools.Rollout, action, actor, why string) error {
+	out, err := w.store.ChangeRollout(pools.WithCaller(ctx, pools.Caller{Actor: actor}), r.ID, r.Revision, action, why)
+	if err != nil {
+		return err
+	}
+	_, target := r.Target()
+	w.log.Info("rollout "+out.State, "rollout", r.ID, "target", target, "reason", why)
+	return nil
 }
