@@ -20,6 +20,7 @@ func TestNodeMetricsLint(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	n := newNode(log, store, t.TempDir(), healthcheck.New(healthcheck.Options{Node: "n"}), reg,
 		func(*current) bool { return true })
+	n.records = newClockRecords(log, reg)
 	n.start(t.Context())
 	if !n.ready() {
 		t.Fatal("an empty store should still give a snapshot")
