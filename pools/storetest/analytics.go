@@ -110,6 +110,51 @@ func testAnswerCounts(t *testing.T, c context.Context, s pools.Store) {
 	}
 }
 
+// testAnswerCountsWindow: a read of [since, until) holds the buckets,
+// fine and coarse, starting at since and before until, and not the one
+// starting at until nor the one ending at since: two reads of adjacent
+// windows never count a bucket twice.
+func testAnswerCountsWindow(t *testing.T, c context.Context, s pools.Store) {
+	since := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	until := since.Add(2 * time.Minute)
+	row := func(at time.Time, step int, n int64) pools.AnswerCount {
+		return pools.AnswerCount{Bucket: at, Step: step, LoadBalancer: "edge", Pool: "eu", Origin: "a",
+			Region: "WEU", Country: "FR", Rcode: "NOERROR", Answers: n}
+	}
+	fine, coarse := pools.AnswerStepFine, pools.AnswerStepCoarse
+	if err := s.AddAnswerCounts(c, "node-a", []pools.AnswerCount{
+		row(since.Add(-10*time.Second), fine, 1), row(since, fine, 2), row(until.Add(-10*time.Second), fine, 4), row(until, fine, 8),
+		row(since.Add(-time.Minute), coarse, 16), row(since.Add(time.Minute), coarse, 32), row(until, coarse, 64),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.AnswerCounts(c, "edge", since, until)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, r := range got {
+		sum += r.Answers
+		if r.Bucket.Before(since) || !r.Bucket.Before(until) {
+			t.Errorf("bucket %v (step %d) is outside [%v, %v)", r.Bucket, r.Step, since, until)
+		}
+	}
+	if sum != 2+4+32 {
+		t.Errorf("[since, until) counts %d answers, want %d: the buckets at since, until-10s and the minute since+1m", sum, 2+4+32)
+	}
+	next, err := s.AnswerCounts(c, "edge", until, until.Add(2*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum = 0
+	for _, r := range next {
+		sum += r.Answers
+	}
+	if sum != 8+64 {
+		t.Errorf("the next window counts %d answers, want %d: the buckets starting at its since", sum, 8+64)
+	}
+}
+
 // testQuerySamples: the nodes' samples of a minute, subnet and type are
 // summed, a node writing its row again replaces it, a read keeps its load
 // balancer and minutes from since, and compaction drops the minutes

@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"RolloutOrder", testRolloutOrder},
 		{"SafetyRules", testSafetyRules},
 		{"AnswerCounts", testAnswerCounts},
+		{"AnswerCountsWindow", testAnswerCountsWindow},
 		{"QuerySamples", testQuerySamples},
 		{"MonitorGroups", testMonitorGroups},
 		{"NotifySubscriptions", testNotifySubscriptions},
