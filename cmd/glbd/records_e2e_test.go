@@ -74,9 +74,11 @@ func (p *cutProxy) setCut(cut bool) {
 // the store is away: two nodes reach PostgreSQL through a proxy the test
 // cuts. A scheduled shift starts and another expires during the cut: DNS
 // moves on time on both nodes by their clocks, both nodes hold the two
-// records to write; after the cut heals, the audit log has exactly one
-// start entry and one expiry entry (actor clock), and a real receiver was
-// delivered exactly one notification of each.
+// records to write; node b restarts from its last good file during the
+// cut. After the cut heals, both nodes write (or find written) the
+// records, the audit log has exactly one start entry and one expiry
+// entry (actor clock), and a real receiver was delivered exactly one
+// notification of each.
 func TestClockRecordsOutliveAStoreCut(t *testing.T) {
 	t.Parallel()
 	url := freshDatabase(t)
@@ -132,6 +134,18 @@ func TestClockRecordsOutliveAStoreCut(t *testing.T) {
 	if status := a.call("GET", "/api/v1/audit?kind=shifts", nil, nil); status != http.StatusServiceUnavailable {
 		t.Fatalf("audit with the store cut: %d, want 503", status)
 	}
+	// Node b restarts meanwhile and serves its last good file: it records
+	// nothing from a file (the store may know better), and once it reads
+	// the store it records what the clock did, as a does.
+	b.stop()
+	b = startGlbd(t, b.dataDir, append(flags, "--node", "b", "--migrate=false")...)
+	nodes[1] = b
+	if got := askWWW(t, b); got != "NOERROR 192.0.2.1" {
+		t.Fatalf("b restarted from its last good file answers %s, want NOERROR 192.0.2.1", got)
+	}
+	if v := metricValue(t, b, "glb_clock_records_pending"); v != 0 {
+		t.Fatalf("b, serving its last good file, holds %v records to write, want none", v)
+	}
 	p.setCut(false)
 	healed := time.Now()
 
@@ -143,6 +157,12 @@ func TestClockRecordsOutliveAStoreCut(t *testing.T) {
 		})
 	}
 	t.Logf("both nodes stored their records %v after the cut healed", time.Since(healed).Round(time.Millisecond))
+	for _, line := range []string{`msg="shift started" node=b component=node shift=` + scheduled["id"].(string),
+		`msg="shift expired" node=b component=node shift=` + expiring["id"].(string)} {
+		eventually(t, 10*time.Second, "b records from the store", func() (bool, string) {
+			return strings.Contains(b.logs.String(), line), line
+		})
+	}
 	// ... and the notifications of the start and the expiry are delivered.
 	type key struct{ object, state string }
 	want := []key{{scheduled["id"].(string), "started"}, {expiring["id"].(string), "expired"}}
