@@ -91,16 +91,24 @@ func TestClockRecordsOutliveAStoreCut(t *testing.T) {
 	nodes := []*glbd{a, b}
 	shiftWorld(t, a)
 	rcv := newHookReceiver(t)
-	rcv.subscribe(t, a, "/shifts", "shift")
+	rcv.subscribe(t, a, "/shifts", "shift", "rollout")
 	const primary, secondary = "NOERROR 192.0.2.1,192.0.2.2", "NOERROR 198.51.100.1,198.51.100.2"
 	bothAnswer(t, time.Now(), 10*time.Second, "configuration", primary, a, b)
 
-	// A zone-2 shift scheduled to start during the cut, and a shift of
-	// the primary pool that expires during it, after that start.
+	// A zone-2 shift scheduled to start during the cut; a rollout of the
+	// secondary pool's weights whose second step begins and which
+	// completes during it; and a shift of the primary pool that expires
+	// during it, after the start.
 	created := time.Now()
 	starts := created.Add(12 * time.Second).UTC().Truncate(time.Millisecond)
 	scheduled := a.must("POST", "/api/v1/shifts", map[string]any{"target": map[string]any{"zone": "zone-2"},
 		"reason": "zone-2 maintenance", "starts_at": starts.Format(time.RFC3339Nano), "duration": "1h"})
+	rollout := a.must("POST", "/api/v1/rollouts", map[string]any{"pool": "secondary", "weights": map[string]any{"b1": 0.5},
+		"steps": []float64{50, 100}, "step_interval": "6s", "reason": "less on b1"})
+	rolloutStarts, err := time.Parse(time.RFC3339Nano, rollout["starts_at"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
 	expiring := a.must("POST", "/api/v1/shifts", map[string]any{"target": map[string]any{"pool": "primary"},
 		"load_balancers": []string{"www"}, "reason": "bad deploy", "duration": "16s"})
 	if scheduled["status"] != "scheduled" || expiring["status"] != "active" {
@@ -110,12 +118,19 @@ func TestClockRecordsOutliveAStoreCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Both nodes have both shifts (the second was written after the
-	// first) once they answer from the secondary pool.
+	// Both nodes have both shifts and the rollout (written before the
+	// expiring shift) once they answer from the secondary pool, and have
+	// stored the rollout's first step when they hold nothing to write.
 	bothAnswer(t, created, 10*time.Second, "primary shifted", secondary, a, b)
+	for _, g := range nodes {
+		eventually(t, 10*time.Second, "nothing pending before the cut on "+g.api, func() (bool, string) {
+			v := metricValue(t, g, "glb_clock_records_pending")
+			return v == 0, fmt.Sprint(v)
+		})
+	}
 	p.setCut(true)
-	if left := time.Until(starts); left < time.Second {
-		t.Fatalf("the store was cut %v after the scheduled start: the machine is too slow for this test's margins", -left)
+	if left := time.Until(rolloutStarts.Add(6 * time.Second)); left < time.Second {
+		t.Fatalf("the store was cut %v before the rollout's second step: the machine is too slow for this test's margins", left)
 	}
 	t.Logf("store cut %v before the scheduled start", time.Until(starts).Round(time.Millisecond))
 
@@ -124,11 +139,12 @@ func TestClockRecordsOutliveAStoreCut(t *testing.T) {
 	// on both nodes, by their clocks.
 	bothAnswer(t, starts, 5*time.Second, "zone-2 shift started, store cut", "NOERROR 198.51.100.1", a, b)
 	bothAnswer(t, expires, 5*time.Second, "primary's shift expired, store cut", "NOERROR 192.0.2.1", a, b)
-	// Each node holds the start and the expiry, unwritten.
+	// Each node holds the start, the expiry, the rollout's second step
+	// and its completion, unwritten.
 	for _, g := range nodes {
 		eventually(t, 10*time.Second, "records pending on "+g.api, func() (bool, string) {
 			v := metricValue(t, g, "glb_clock_records_pending")
-			return v == 2, fmt.Sprint(v)
+			return v == 4, fmt.Sprint(v)
 		})
 	}
 	if status := a.call("GET", "/api/v1/audit?kind=shifts", nil, nil); status != http.StatusServiceUnavailable {
@@ -165,7 +181,7 @@ func TestClockRecordsOutliveAStoreCut(t *testing.T) {
 	}
 	// ... and the notifications of the start and the expiry are delivered.
 	type key struct{ object, state string }
-	want := []key{{scheduled["id"].(string), "started"}, {expiring["id"].(string), "expired"}}
+	want := []key{{scheduled["id"].(string), "started"}, {expiring["id"].(string), "expired"}, {rollout["id"].(string), "completed"}}
 	count := func() map[key]int {
 		n := map[key]int{}
 		for _, h := range rcv.hooks("/shifts") {
@@ -176,9 +192,9 @@ func TestClockRecordsOutliveAStoreCut(t *testing.T) {
 		}
 		return n
 	}
-	eventually(t, 30*time.Second, "start and expiry notified", func() (bool, string) {
+	eventually(t, 30*time.Second, "start, expiry and completion notified", func() (bool, string) {
 		n := count()
-		return n[want[0]] >= 1 && n[want[1]] >= 1, describeHooks(rcv.hooks("/shifts"))
+		return n[want[0]] >= 1 && n[want[1]] >= 1 && n[want[2]] >= 1, describeHooks(rcv.hooks("/shifts"))
 	})
 	// The outbox is empty on the store's side: nothing more is on its
 	// way to the receiver.
@@ -215,6 +231,29 @@ func TestClockRecordsOutliveAStoreCut(t *testing.T) {
 	for _, k := range []string{scheduled["id"].(string) + " start/clock", expiring["id"].(string) + " expire/clock"} {
 		if got[k] != 1 {
 			t.Errorf("audit entries %q: %d, want exactly one; all: %v", k, got[k], got)
+		}
+	}
+	// The rollout completed once: its two steps and its completion by
+	// the clock, and one write of the pool by the clock, a version of www.
+	var ro struct {
+		Result map[string]any `json:"result"`
+	}
+	a.call("GET", "/api/v1/rollouts/"+rollout["id"].(string), nil, &ro)
+	if ro.Result["state"] != "completed" {
+		t.Errorf("rollout after the cut: %v, want completed", ro.Result["state"])
+	}
+	for _, c := range []struct {
+		query string
+		want  int
+	}{
+		{"kind=rollouts&actor=clock&id=" + rollout["id"].(string), 3},
+		{"kind=pools&actor=clock&id=secondary", 1},
+	} {
+		var entries struct {
+			Result []map[string]any `json:"result"`
+		}
+		if status := a.call("GET", "/api/v1/audit?per_page=100&"+c.query, nil, &entries); status != http.StatusOK || len(entries.Result) != c.want {
+			t.Errorf("audit %s: %d, %d entries, want %d: %v", c.query, status, len(entries.Result), c.want, entries.Result)
 		}
 	}
 }
