@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/glb-dns/glb/notify"
+	"github.com/glb-dns/glb/outbound"
 	"github.com/glb-dns/glb/pools"
 )
 
@@ -34,11 +35,27 @@ func (l *lockedBuffer) String() string {
 
 // TestDeliveryErrorKeepsNoURL: for Slack and PagerDuty the receiver's URL
 // is the credential (Slack's path is the webhook's secret). A delivery
-// that fails without an answer (the receiver refuses the connection)
-// stores an error that says what went wrong but neither the URL nor its
-// secret path or query, and the worker's logs (at debug) carry neither.
+// that fails without an answer, the receiver refusing the connection or
+// the outbound policy refusing the address, stores an error that says
+// what went wrong but neither the URL nor its secret path or query, and
+// the worker's logs (at debug) carry neither.
 func TestDeliveryErrorKeepsNoURL(t *testing.T) {
 	t.Parallel()
+	for _, c := range []struct {
+		name, why string
+		policy    func(t *testing.T) *outbound.Policy
+	}{
+		{"connection refused", "connection refused", loopbackAllowed},
+		{"outbound policy", "loopback", func(*testing.T) *outbound.Policy { return nil }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			deliveryErrorKeepsNoURL(t, c.policy(t), c.why)
+		})
+	}
+}
+
+func deliveryErrorKeepsNoURL(t *testing.T, policy *outbound.Policy, why string) {
 	// A loopback port nobody listens on: the connection is refused.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -69,7 +86,7 @@ func TestDeliveryErrorKeepsNoURL(t *testing.T) {
 	var logs lockedBuffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	w := notify.NewWorker(notify.Options{Store: s, Node: "n1", Poll: 20 * time.Millisecond, Timeout: 2 * time.Second,
-		Retry: notify.Retry{Base: time.Hour}, Logger: log})
+		Retry: notify.Retry{Base: time.Hour}, Logger: log, Outbound: policy})
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { w.Run(wctx); close(done) }()
@@ -86,8 +103,8 @@ func TestDeliveryErrorKeepsNoURL(t *testing.T) {
 			d = l.Items[0]
 			return d.Attempts == 1
 		})
-		if !strings.Contains(d.LastError, "connection refused") {
-			t.Errorf("%s: stored error %q does not say the connection was refused", f, d.LastError)
+		if !strings.Contains(d.LastError, why) {
+			t.Errorf("%s: stored error %q does not say why (%s)", f, d.LastError, why)
 		}
 		for _, secret := range secrets {
 			if strings.Contains(d.LastError, secret) {
@@ -99,7 +116,7 @@ func TestDeliveryErrorKeepsNoURL(t *testing.T) {
 	cancel()
 	<-done
 	out := logs.String()
-	if !strings.Contains(out, "connection refused") {
+	if !strings.Contains(out, why) {
 		t.Errorf("the logs do not say why the delivery failed:\n%s", out)
 	}
 	for _, secret := range secrets {

@@ -54,7 +54,7 @@ func TestRetryWaitsTheConfiguredBackoff(t *testing.T) {
 	clk := &clock{now: t0}
 	base := time.Minute
 	w := notify.NewWorker(notify.Options{Store: s, Node: "n1", Poll: 20 * time.Millisecond, Timeout: 2 * time.Second,
-		Retry: notify.Retry{Base: base, Max: time.Hour}, Now: clk.Now})
+		Retry: notify.Retry{Base: base, Max: time.Hour}, Now: clk.Now, Outbound: loopbackAllowed(t)})
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { w.Run(wctx); close(done) }()

@@ -85,7 +85,8 @@ func TestClockRecordsOutliveAStoreCut(t *testing.T) {
 	u, _ := http.NewRequest("GET", url, nil) // parse host:port of the URL
 	p := newCutProxy(t, u.URL.Host)
 	proxied := strings.Replace(url, u.URL.Host, p.ln.Addr().String(), 1)
-	flags := []string{"--database-url", proxied, "--notify-poll", "200ms", "--notify-retry-base", "200ms", "--notify-retry-max", "1s"}
+	flags := []string{"--database-url", proxied, "--notify-poll", "200ms", "--notify-retry-base", "200ms", "--notify-retry-max", "1s",
+		"--outbound-allow", "127.0.0.1"} // the receiver is on loopback
 	a := startGlbd(t, "", append(flags, "--node", "a")...)
 	b := startGlbd(t, "", append(flags, "--node", "b", "--migrate=false")...)
 	nodes := []*glbd{a, b}
