@@ -117,9 +117,10 @@ func (r *clockRecords) run(ctx context.Context) {
 	r.kick.Retrying(ctx, r.retry, r.flush)
 }
 
-// flush writes the queued records in the order they happened. The first
-// that the store cannot take ends the round: the store is away, and the
-// rest would each wait for it as long.
+// flush writes the queued records in the order they happened. One the
+// store cannot take because it is away ends the round (the rest would
+// each wait for it as long); one it refuses otherwise stays queued for
+// the next round without holding up the others.
 func (r *clockRecords) flush(ctx context.Context) {
 	r.mu.Lock()
 	batch := make([]clockRecord, 0, len(r.queue))
@@ -132,11 +133,14 @@ func (r *clockRecords) flush(ctx context.Context) {
 		wctx, cancel := context.WithTimeout(ctx, storeProbe)
 		err := rec.write(wctx)
 		cancel()
-		if err != nil && (!pools.IsDomainError(err) || errors.Is(err, pools.ErrUnavailable)) {
+		switch {
+		case errors.Is(err, pools.ErrUnavailable):
 			r.log.Warn("recording "+rec.what+"; will retry", "key", rec.key, "pending", len(batch), "err", err)
 			return
-		}
-		if err != nil {
+		case err != nil && !pools.IsDomainError(err):
+			r.log.Warn("recording "+rec.what+"; will retry", "key", rec.key, "err", err)
+			continue
+		case err != nil:
 			// Another node wrote it first, or the object moved on: nothing
 			// is left to write.
 			r.log.Debug(rec.what+" not written", "key", rec.key, "err", err)

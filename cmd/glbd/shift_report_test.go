@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -51,7 +52,9 @@ func TestShiftRecords(t *testing.T) {
 // TestClockRecordsRetryUntilStored: a record the store cannot take stays
 // queued and is written on a later round, once; what follows it waits
 // (the store is away); a record another node already moved on (a domain
-// error) is not retried; records are written in the order they happened;
+// error) is not retried; one refused for another reason is retried
+// without holding up the rest; records are written in the order they
+// happened;
 // a record stored is not written again when the node sees it due again,
 // and forgetting its object forgets it.
 func TestClockRecordsRetryUntilStored(t *testing.T) {
@@ -108,6 +111,27 @@ func TestClockRecordsRetryUntilStored(t *testing.T) {
 	if len(order) != 0 || pending() != 0 {
 		t.Fatalf("records stored already were written again: %v", order)
 	}
+	// A record the store refuses for a reason of its own (not away, not
+	// moved on) is kept for the next round and holds up nothing after it.
+	order = nil
+	odd := 1
+	r.add(rec("odd", 4*time.Second, func() error {
+		if odd > 0 {
+			odd--
+			return errors.New("postgres: something unforeseen")
+		}
+		return nil
+	}), rec("after", 5*time.Second, ok))
+	r.flush(ctx)
+	if !slices.Equal(order, []string{"odd", "after"}) || pending() != 1 {
+		t.Fatalf("a record refused for no known reason: wrote %v, %d pending; want both tried, the refused one pending", order, pending())
+	}
+	order = nil
+	r.flush(ctx)
+	if !slices.Equal(order, []string{"odd"}) || pending() != 0 {
+		t.Fatalf("the next round wrote %v, %d pending; want the refused record again, none pending", order, pending())
+	}
+	order = nil
 	r.forget(map[string]bool{"expiry": true, "completion": true})
 	r.add(rec("start", time.Second, ok))
 	r.flush(ctx)
