@@ -313,8 +313,9 @@ type ShiftStore interface {
 	// *ValidationError when it has already ended).
 	EndShift(ctx context.Context, id string) (*Shift, error)
 	// RecordShiftExpiry audits that shift s reached its expiry and adds
-	// its event, once however many nodes report it. DNS never waits for
-	// it.
+	// its event, once however many nodes report it, from the shift as
+	// stored: nothing when ShiftRecordDue says none is due. DNS never
+	// waits for it.
 	RecordShiftExpiry(ctx context.Context, s *Shift) error
 	// RecordShiftStart does the same for the start of a shift that was
 	// scheduled (Scheduled): its create was not its start.
@@ -442,6 +443,39 @@ func ShiftExpiryEntry(ctx context.Context, sh *Shift) (AuditEntry, error) {
 	after := *sh
 	after.Status = ShiftExpired
 	return NewAuditEntry(ctx, sh.Revision, ActionExpire, KindShift, sh.ID, nil, &after, sh.ExpiresAt)
+}
+
+// ShiftRecordDue says whether stored, the shift as the store holds it
+// (nil: not stored, pruned), reached state (ShiftEventStarted or
+// ShiftEventExpired) by now, so that its record is written. A node may
+// ask from an older configuration (one cut off from the store while the
+// shift was ended early or cancelled): false with no error means nothing
+// is to be recorded, ever (a cancelled shift never started, one ended
+// early never expires); an error means not yet by this clock, to be
+// asked again.
+func ShiftRecordDue(stored *Shift, state string, now time.Time) (bool, error) {
+	if stored == nil {
+		return false, nil
+	}
+	switch state {
+	case ShiftEventStarted:
+		switch {
+		case !stored.Scheduled() || stored.EndedAt != nil && !stored.EndedAt.After(stored.StartsAt):
+			return false, nil
+		case now.Before(stored.StartsAt):
+			return false, fmt.Errorf("shift %s starts at %s, not yet", stored.ID, stored.StartsAt.Format(time.RFC3339Nano))
+		}
+		return true, nil
+	case ShiftEventExpired:
+		switch stored.State(now) {
+		case ShiftExpired:
+			return true, nil
+		case ShiftEnded:
+			return false, nil
+		}
+		return false, fmt.Errorf("shift %s expires at %s, not yet", stored.ID, stored.ExpiresAt.Format(time.RFC3339Nano))
+	}
+	return false, fmt.Errorf("no record of a shift %s", state)
 }
 
 // ShiftStartEntry is the audit entry of scheduled shift sh reaching its

@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -26,39 +27,62 @@ func (s *Store) EndShift(ctx context.Context, id string) (*pools.Shift, error) {
 
 // RecordShiftExpiry audits sh's expiry once.
 func (s *Store) RecordShiftExpiry(ctx context.Context, sh *pools.Shift) error {
-	e, err := pools.ShiftExpiryEntry(ctx, sh)
-	if err != nil {
-		return err
-	}
-	return s.recordShiftOnce(ctx, shiftExpiryBucket, &e, pools.ShiftEvent(sh, pools.ShiftEventExpired, sh.ExpiresAt, pools.ActorClock))
+	return s.recordShift(ctx, sh.ID, pools.ShiftEventExpired, shiftExpiryBucket)
 }
 
 // RecordShiftStart audits scheduled shift sh's start once.
 func (s *Store) RecordShiftStart(ctx context.Context, sh *pools.Shift) error {
-	e, err := pools.ShiftStartEntry(ctx, sh)
+	return s.recordShift(ctx, sh.ID, pools.ShiftEventStarted, shiftStartBucket)
+}
+
+// recordShift writes the audit entry and the event of shift id reaching
+// state, from the shift as stored, when pools.ShiftRecordDue says so,
+// unless bucket already holds the shift's id: the first report writes,
+// the others find it.
+func (s *Store) recordShift(ctx context.Context, id, state string, bucket []byte) error {
+	var notYet error
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucket)
+		if b.Get([]byte(id)) != nil {
+			return nil
+		}
+		o, err := (txn{tx}).Get(pools.KindShift, id)
+		if errors.Is(err, pools.ErrNotFound) {
+			return nil // pruned: nothing to record
+		} else if err != nil {
+			return err
+		}
+		sh := o.(*pools.Shift)
+		due, err := pools.ShiftRecordDue(sh, state, s.now())
+		if err != nil || !due {
+			notYet = err
+			return nil
+		}
+		var e pools.AuditEntry
+		var ev pools.Event
+		if state == pools.ShiftEventStarted {
+			e, err = pools.ShiftStartEntry(ctx, sh)
+			ev = pools.ShiftEvent(sh, state, sh.StartsAt, pools.ActorClock)
+		} else {
+			e, err = pools.ShiftExpiryEntry(ctx, sh)
+			ev = pools.ShiftEvent(sh, state, sh.ExpiresAt, pools.ActorClock)
+		}
+		if err != nil {
+			return err
+		}
+		if err := b.Put([]byte(id), []byte{1}); err != nil {
+			return err
+		}
+		if err := appendAudit(tx, &e); err != nil {
+			return err
+		}
+		_, err = addEvent(tx, &ev, "")
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	return s.recordShiftOnce(ctx, shiftStartBucket, &e, pools.ShiftEvent(sh, pools.ShiftEventStarted, sh.StartsAt, pools.ActorClock))
-}
-
-// recordShiftOnce appends e and adds ev unless bucket already holds the
-// shift's id: the first report writes, the others find it.
-func (s *Store) recordShiftOnce(ctx context.Context, bucket []byte, e *pools.AuditEntry, ev pools.Event) error {
-	return s.update(ctx, func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucket)
-		if b.Get([]byte(e.ObjectID)) != nil {
-			return nil
-		}
-		if err := b.Put([]byte(e.ObjectID), []byte{1}); err != nil {
-			return err
-		}
-		if err := appendAudit(tx, e); err != nil {
-			return err
-		}
-		_, err := addEvent(tx, &ev, "")
-		return err
-	})
+	return notYet
 }
 
 // PruneShifts deletes shifts no longer in force since before; see

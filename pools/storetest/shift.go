@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -84,54 +85,25 @@ func testShifts(t *testing.T, c context.Context, s pools.Store) {
 	if _, err := s.EndShift(c, "nope"); !errors.Is(err, pools.ErrNotFound) {
 		t.Fatalf("ending a missing shift: %v", err)
 	}
+	// Ended early, it never expires: a node that still holds it as it
+	// was (cut off from the store meanwhile) reports the expiry, and
+	// nothing is recorded.
 	for range 3 {
 		if err := s.RecordShiftExpiry(c, got); err != nil {
 			t.Fatal(err)
 		}
 	}
-	log, err := s.Audit(c, pools.AuditFilter{Kind: pools.KindShift, ObjectID: got.ID}, pools.Page{})
-	if err != nil {
-		t.Fatal(err)
+	if got := shiftActions(t, c, s, got.ID); !slices.Equal(got, []string{"end/system", "create/system"}) {
+		t.Fatalf("audit of the shift ended early, newest first: %v, want no expiry", got)
 	}
-	var actions []string
-	for _, e := range log.Items {
-		actions = append(actions, e.Action)
-	}
-	if len(actions) != 3 || actions[0] != pools.ActionExpire || actions[1] != pools.ActionEnd || actions[2] != pools.ActionCreate {
-		t.Fatalf("audit of the shift, newest first: %v", actions)
-	}
-	if !log.Items[0].Time.Equal(got.ExpiresAt) || log.Items[0].Actor != pools.ActorClock {
-		t.Fatalf("expiry entry %+v", log.Items[0])
-	}
-	testShiftStartRecorded(t, c, s)
+	testShiftRecords(t, c, s)
 }
 
-// testShiftStartRecorded: a scheduled shift's start, reported by four
-// nodes at once and again, is one audit entry (action start, by the
-// clock, dated at the start) and one event; an immediate shift is not
-// Scheduled (its create is its start).
-func testShiftStartRecorded(t *testing.T, c context.Context, s pools.Store) {
-	now := time.Now()
-	sh := &pools.Shift{Target: pools.ShiftTarget{Zone: "zone-9"}, Reason: "maintenance", Duration: "1h", StartsAt: now.Add(time.Hour)}
-	if err := sh.Prepare(now); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.StartShift(c, sh, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !got.Scheduled() {
-		t.Fatalf("a shift starting in an hour is not Scheduled: %+v", got)
-	}
-	atOnce(4, func(int) {
-		if err := s.RecordShiftStart(c, got); err != nil {
-			t.Error(err)
-		}
-	})
-	if err := s.RecordShiftStart(c, got); err != nil {
-		t.Fatal(err)
-	}
-	log, err := s.Audit(c, pools.AuditFilter{Kind: pools.KindShift, ObjectID: got.ID}, pools.Page{})
+// shiftActions lists the audit entries of shift id, newest first, as
+// action/actor.
+func shiftActions(t *testing.T, c context.Context, s pools.Store, id string) []string {
+	t.Helper()
+	log, err := s.Audit(c, pools.AuditFilter{Kind: pools.KindShift, ObjectID: id}, pools.Page{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,22 +111,89 @@ func testShiftStartRecorded(t *testing.T, c context.Context, s pools.Store) {
 	for _, e := range log.Items {
 		actions = append(actions, e.Action+"/"+e.Actor)
 	}
-	if len(actions) != 2 || actions[0] != pools.ActionStart+"/"+pools.ActorClock || actions[1] != pools.ActionCreate+"/"+pools.ActorSystem {
-		t.Fatalf("audit of the scheduled shift, newest first: %v, want one start by the clock and the create", actions)
+	return actions
+}
+
+// testShiftRecords: a scheduled shift's start and its expiry, each
+// reported by four nodes at once and again, are one audit entry each (by
+// the clock, dated at the start and the expiry) and one event each;
+// reported before they come by the store's clock they are an error
+// (asked again later) and record nothing. A scheduled shift cancelled
+// before its start never starts, an immediate shift's create is its
+// start, and a shift the store no longer has records nothing.
+func testShiftRecords(t *testing.T, c context.Context, s pools.Store) {
+	now := time.Now()
+	start := func(zone string, starts time.Time, d string) *pools.Shift {
+		t.Helper()
+		sh := &pools.Shift{Target: pools.ShiftTarget{Zone: zone}, Reason: "maintenance", Duration: d, StartsAt: starts}
+		if err := sh.Prepare(now); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.StartShift(c, sh, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
 	}
-	if !log.Items[0].Time.Equal(got.StartsAt) {
-		t.Errorf("start entry dated %v, want the start %v", log.Items[0].Time, got.StartsAt)
+	got := start("zone-9", now.Add(time.Second), "1s")
+	if !got.Scheduled() {
+		t.Fatalf("a shift starting in a second is not Scheduled: %+v", got)
 	}
-	if added, err := s.AddEvent(c, pools.ShiftEvent(got, pools.ShiftEventStarted, got.StartsAt, pools.ActorClock)); err != nil || added {
-		t.Errorf("the start's event was not recorded by RecordShiftStart (added again: %v, %v)", added, err)
-	}
-	now = time.Now()
-	at := &pools.Shift{Target: pools.ShiftTarget{Zone: "zone-8"}, Reason: "now", Duration: "1h"}
-	if err := at.Prepare(now); err != nil {
+	cancelled := start("zone-7", now.Add(time.Hour), "1h")
+	if _, err := s.EndShift(c, cancelled.ID); err != nil {
 		t.Fatal(err)
 	}
-	if got, err = s.StartShift(c, at, nil); err != nil || got.Scheduled() {
-		t.Fatalf("an immediate shift %+v is Scheduled (%v)", got, err)
+	immediate := start("zone-8", time.Time{}, "1h")
+	if immediate.Scheduled() {
+		t.Fatalf("an immediate shift is Scheduled: %+v", immediate)
+	}
+	if err := s.RecordShiftStart(c, got); err == nil {
+		t.Fatal("a start reported before it came was taken")
+	}
+	if err := s.RecordShiftExpiry(c, got); err == nil {
+		t.Fatal("an expiry reported before it came was taken")
+	}
+	for _, sh := range []*pools.Shift{cancelled, immediate, {Meta: pools.Meta{ID: "pruned"}}} {
+		if err := s.RecordShiftStart(c, sh); err != nil {
+			t.Errorf("start of %s: %v, want nothing to record", sh.ID, err)
+		}
+	}
+	if a := shiftActions(t, c, s, cancelled.ID); !slices.Equal(a, []string{"end/system", "create/system"}) {
+		t.Errorf("the cancelled shift's audit: %v, want no start", a)
+	}
+	if a := shiftActions(t, c, s, immediate.ID); !slices.Equal(a, []string{"create/system"}) {
+		t.Errorf("the immediate shift's audit: %v, want its create alone", a)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !time.Now().After(got.ExpiresAt); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the shift did not expire by the clock")
+		}
+	}
+	for _, report := range []func(context.Context, *pools.Shift) error{s.RecordShiftStart, s.RecordShiftExpiry} {
+		atOnce(4, func(int) {
+			if err := report(c, got); err != nil {
+				t.Error(err)
+			}
+		})
+		if err := report(c, got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log, err := s.Audit(c, pools.AuditFilter{Kind: pools.KindShift, ObjectID: got.ID}, pools.Page{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := shiftActions(t, c, s, got.ID); !slices.Equal(a, []string{"expire/clock", "start/clock", "create/system"}) {
+		t.Fatalf("audit of the scheduled shift, newest first: %v, want one expiry and one start by the clock", a)
+	}
+	if !log.Items[0].Time.Equal(got.ExpiresAt) || !log.Items[1].Time.Equal(got.StartsAt) {
+		t.Errorf("entries dated %v and %v, want the expiry %v and the start %v", log.Items[0].Time, log.Items[1].Time, got.ExpiresAt, got.StartsAt)
+	}
+	for _, ev := range []pools.Event{pools.ShiftEvent(got, pools.ShiftEventStarted, got.StartsAt, pools.ActorClock),
+		pools.ShiftEvent(got, pools.ShiftEventExpired, got.ExpiresAt, pools.ActorClock)} {
+		if added, err := s.AddEvent(c, ev); err != nil || added {
+			t.Errorf("event %s was not recorded with its entry (added again: %v, %v)", ev.Data.New, added, err)
+		}
 	}
 }
 
