@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -93,4 +94,43 @@ func describeRequests(rs []webhooktest.Request) string {
 		b.WriteString(" " + r.Path + " " + r.Bad)
 	}
 	return b.String()
+}
+
+// TestRolloutGuardRebindingRefused: a webhook guard whose name resolves
+// to the allowed 127.0.0.2 when the rollout is started is asked there at
+// the first step; the name then resolves to 127.0.0.3, and the next step's
+// request is refused on the address connected to: the rollout rolls back
+// naming the refusal, and 127.0.0.3 sees no request.
+func TestRolloutGuardRebindingRefused(t *testing.T) {
+	t.Parallel()
+	origins := startOrigins(t, "127.0.7.15", "127.0.7.16")
+	ns := tabledns.Start(t)
+	good := webhooktest.NewReceiverOn(t, "127.0.0.2:0")
+	port := mustPort(t, good.URL)
+	bad := webhooktest.NewReceiverOn(t, "127.0.0.3:"+port)
+	ns.Set("gate.rebind.test", "127.0.0.2")
+	g := startGlbd(t, "", "--outbound-allow", "127.0.0.2", "--outbound-resolver", ns.Addr)
+	orderWorld(t, g, origins[0], origins[1])
+	var out struct{ Result pools.Rollout }
+	if code := g.call("POST", "/api/v1/rollouts", map[string]any{"load_balancer": "www", "default_pools": []string{"pb", "pa"},
+		"steps": []int{10, 25, 50, 100}, "step_interval": "3s", "reason": "gated by a name",
+		"guards": map[string]any{"webhook": "http://gate.rebind.test:" + port + "/gate"}}, &out); code != http.StatusCreated {
+		t.Fatalf("start: %d", code)
+	}
+	eventually(t, 10*time.Second, "the first step asks the allowed address", func() (bool, string) {
+		n := len(good.Requests("/gate"))
+		return n >= 1, fmt.Sprint(n, " requests")
+	})
+	ns.Set("gate.rebind.test", "127.0.0.3")
+	eventually(t, 15*time.Second, "the guard rolls the rollout back", func() (bool, string) {
+		got := rolloutOf(t, g, out.Result.ID)
+		return got.State == pools.RolloutRolledBack, got.State + " " + got.EndReason
+	})
+	got := rolloutOf(t, g, out.Result.ID)
+	if !strings.Contains(got.EndReason, "webhook guard refused") || !strings.Contains(got.EndReason, "gate.rebind.test (127.0.0.3)") {
+		t.Errorf("end_reason %q, want the refusal at 127.0.0.3", got.EndReason)
+	}
+	if n := len(bad.Requests("")); n != 0 {
+		t.Fatalf("the refused address got %d requests", n)
+	}
 }
