@@ -32,7 +32,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"format"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "glb", Subsystem: "notify", Name: "delivery_failures_total",
-			Help: "Failed delivery attempts by format and outcome (retry, given_up).",
+			Help: "Failed delivery attempts by format and outcome (retry, refused: by the outbound policy, no request sent, given_up).",
 		}, []string{"format", "outcome"}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: "glb", Subsystem: "notify", Name: "delivery_seconds",

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/glb-dns/glb/internal/tabledns"
 	"github.com/glb-dns/glb/internal/webhooktest"
 	"github.com/glb-dns/glb/notify"
@@ -30,7 +32,13 @@ func TestDeliveryRefusedByDefault(t *testing.T) {
 	if _, err := s.RecordStates(ctx, []pools.StateChange{poolChange("web", pools.StateDown, pools.StoreTime(time.Now()))}); err != nil {
 		t.Fatal(err)
 	}
-	runWorkerTo(t, s, notify.Retry{Base: time.Hour}, nil, nil)
+	reg := prometheus.NewRegistry()
+	ctx2, cancel := context.WithCancel(ctx)
+	w := notify.NewWorker(notify.Options{Store: s, Node: "n1", Poll: 20 * time.Millisecond, Retry: notify.Retry{Base: time.Hour},
+		Timeout: 2 * time.Second, Metrics: notify.NewMetrics(reg)})
+	done := make(chan struct{})
+	go func() { w.Run(ctx2); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
 	var d pools.Delivery
 	waitFor(t, "the attempt recorded", func() bool {
 		l, _ := s.Deliveries(ctx, sub.ID, pools.Page{})
@@ -47,6 +55,32 @@ func TestDeliveryRefusedByDefault(t *testing.T) {
 	if got := rcv.all(); len(got) != 0 {
 		t.Fatalf("the receiver got %d requests", len(got))
 	}
+	if n := refusedCount(t, reg); n != 1 {
+		t.Errorf("glb_notify_delivery_failures_total{outcome=\"refused\"} = %v, want 1", n)
+	}
+}
+
+// refusedCount reads the refused delivery attempts counted in reg.
+func refusedCount(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, mf := range mfs {
+		if mf.GetName() != "glb_notify_delivery_failures_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "outcome" && l.GetValue() == "refused" {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
 }
 
 // TestDeliveryRebindingRefused: the receiver's name resolves to an
