@@ -127,6 +127,11 @@ func TestZoneScopedToken(t *testing.T) {
 	outside(as("PATCH", "/api/v1/load_balancers/lb-a", map[string]any{"default_pools": []string{"own", "other"}}), "use pool other", "other")
 	outside(as("POST", "/api/v1/load_balancers", map[string]any{"zone": "zone-b", "name": "new.b.example.com", "default_pools": []string{"own"}, "fallback_pool": "own"}), "create in zone-b", "zone-b")
 	outside(as("POST", "/api/v1/zones", map[string]any{"id": "zone-c", "name": "c.example.com", "nameservers": []string{"ns1.c.example.com"}}), "create zone-c", "zone-c")
+	// A preview stores nothing but shows every pool it would use.
+	outside(as("POST", "/api/v1/load_balancers/lb-a/preview", map[string]any{"edits": map[string]any{
+		"load_balancer": map[string]any{"default_pools": []string{"own", "other"}}}}), "preview with pool other", "other")
+	outside(as("POST", "/api/v1/load_balancers/lb-a/preview", map[string]any{"edits": map[string]any{
+		"pools": map[string]any{"other": map[string]any{"enabled": false}}}}), "preview an edit of pool other", "other")
 	b := poolBody(w.otherMon)
 	b["id"] = "sneaky"
 	outside(as("POST", "/api/v1/pools", b), "a pool checked by zone b's monitor", w.otherMon)
