@@ -75,6 +75,8 @@ type server struct {
 	Options
 	log    *slog.Logger
 	tokens *tokenCache
+	// scopes is what zone-scoped tokens are judged by (zone_scope.go).
+	scopes scopeViews
 }
 
 // New returns the HTTP handler of the API, /healthz, /readyz and /metrics.

@@ -3,12 +3,15 @@ package api
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/glb-dns/glb/pools"
 )
@@ -22,6 +25,96 @@ const (
 	accessWrite        // its zones' own, or used by none
 )
 
+// scopeIndex is who uses what in one configuration: what zone-scoped
+// tokens are judged by. It is shared by every token and request at its
+// revision, never changed.
+type scopeIndex struct {
+	cfg *pools.Config
+	// lbZone is each load balancer's zone; users are the zones of the
+	// load balancers using each pool and monitor.
+	lbZone                   map[string]string
+	poolUsers, monitorUsers  map[string][]string
+	zoneIDs, pools, monitors map[string]bool
+}
+
+func newScopeIndex(cfg *pools.Config) *scopeIndex {
+	x := &scopeIndex{cfg: cfg, lbZone: make(map[string]string, len(cfg.LoadBalancers)),
+		poolUsers: make(map[string][]string, len(cfg.Pools)), monitorUsers: map[string][]string{},
+		zoneIDs: make(map[string]bool, len(cfg.Zones)), pools: make(map[string]bool, len(cfg.Pools)),
+		monitors: make(map[string]bool, len(cfg.Monitors))}
+	add := func(m map[string][]string, id, zone string) {
+		if !slices.Contains(m[id], zone) {
+			m[id] = append(m[id], zone)
+		}
+	}
+	for _, z := range cfg.Zones {
+		x.zoneIDs[z.ID] = true
+	}
+	for _, m := range cfg.Monitors {
+		x.monitors[m.ID] = true
+	}
+	for _, l := range cfg.LoadBalancers {
+		x.lbZone[l.ID] = l.Zone
+		for _, ref := range l.PoolRefs() {
+			add(x.poolUsers, ref.Pool, l.Zone)
+		}
+	}
+	for i := range cfg.Pools {
+		p := &cfg.Pools[i]
+		x.pools[p.ID] = true
+		for _, zone := range x.poolUsers[p.ID] {
+			if p.Monitor != "" {
+				add(x.monitorUsers, p.Monitor, zone)
+			}
+			for _, m := range p.Monitors {
+				add(x.monitorUsers, m.Monitor, zone)
+			}
+		}
+	}
+	return x
+}
+
+// scopeViews keeps the latest scopeIndex, brought up to date at each
+// request by the change feed: a request of a zone-scoped token is judged
+// by the configuration as stored when it arrives, at the cost of the
+// changes since the last one, not of the whole estate.
+type scopeViews struct {
+	mu  sync.Mutex
+	cur *scopeIndex
+}
+
+func (v *scopeViews) at(ctx context.Context, store pools.Store) (*scopeIndex, error) {
+	v.mu.Lock()
+	cur := v.cur
+	v.mu.Unlock()
+	var cfg *pools.Config
+	if cur != nil {
+		cs, err := store.Changes(ctx, cur.cfg.Revision)
+		switch {
+		case errors.Is(err, pools.ErrChangeGap):
+		case err != nil:
+			return nil, err
+		case cs.Revision == cur.cfg.Revision:
+			return cur, nil
+		default:
+			cfg, _ = cur.cfg.Apply(cs) // nil on a gap: read it all
+		}
+	}
+	if cfg == nil {
+		var err error
+		if cfg, err = store.Config(ctx); err != nil {
+			return nil, err
+		}
+	}
+	x := newScopeIndex(cfg)
+	v.mu.Lock()
+	if v.cur == nil || v.cur.cfg.Revision < cfg.Revision {
+		v.cur = x
+	}
+	v.mu.Unlock()
+	return x, nil
+}
+
 // zoneScope is what a token scoped to zones reaches in one configuration:
 // the zones themselves, their load balancers, and the pools and monitors
 // those use. A pool or monitor is writable when every load balancer using
@@ -32,33 +125,7 @@ const (
 type zoneScope struct {
 	token string
 	zones []string
-	cfg   *pools.Config
-	// users are the zones of the load balancers using each pool and
-	// monitor.
-	poolUsers, monitorUsers map[string][]string
-}
-
-func newZoneScope(token string, zones []string, cfg *pools.Config) *zoneScope {
-	z := &zoneScope{token: token, zones: zones, cfg: cfg, poolUsers: map[string][]string{}, monitorUsers: map[string][]string{}}
-	for _, l := range cfg.LoadBalancers {
-		for _, ref := range l.PoolRefs() {
-			if !slices.Contains(z.poolUsers[ref.Pool], l.Zone) {
-				z.poolUsers[ref.Pool] = append(z.poolUsers[ref.Pool], l.Zone)
-			}
-		}
-	}
-	for _, p := range cfg.Pools {
-		for _, m := range cfg.Monitors {
-			if p.Uses(m.ID) {
-				for _, zone := range z.poolUsers[p.ID] {
-					if !slices.Contains(z.monitorUsers[m.ID], zone) {
-						z.monitorUsers[m.ID] = append(z.monitorUsers[m.ID], zone)
-					}
-				}
-			}
-		}
-	}
-	return z
+	*scopeIndex
 }
 
 // usedBy is the access to an object used by the load balancers of users.
@@ -86,8 +153,7 @@ func (z *zoneScope) of(k pools.Kind, id string) access {
 			return accessWrite
 		}
 	case pools.KindLoadBalancer:
-		i := slices.IndexFunc(z.cfg.LoadBalancers, func(l pools.LoadBalancer) bool { return l.ID == id })
-		if i >= 0 && slices.Contains(z.zones, z.cfg.LoadBalancers[i].Zone) {
+		if zone, ok := z.lbZone[id]; ok && slices.Contains(z.zones, zone) {
 			return accessWrite
 		}
 	case pools.KindPool:
@@ -102,13 +168,14 @@ func (z *zoneScope) of(k pools.Kind, id string) access {
 func (z *zoneScope) exists(k pools.Kind, id string) bool {
 	switch k {
 	case pools.KindZone:
-		return slices.ContainsFunc(z.cfg.Zones, func(o pools.Zone) bool { return o.ID == id })
+		return z.zoneIDs[id]
 	case pools.KindLoadBalancer:
-		return slices.ContainsFunc(z.cfg.LoadBalancers, func(o pools.LoadBalancer) bool { return o.ID == id })
+		_, ok := z.lbZone[id]
+		return ok
 	case pools.KindPool:
-		return slices.ContainsFunc(z.cfg.Pools, func(o pools.Pool) bool { return o.ID == id })
+		return z.pools[id]
 	case pools.KindMonitor:
-		return slices.ContainsFunc(z.cfg.Monitors, func(o pools.Monitor) bool { return o.ID == id })
+		return z.monitors[id]
 	}
 	return false
 }
@@ -138,12 +205,12 @@ func (s *server) zoneScoped(next http.Handler) http.Handler {
 			s.writeError(w, r, z.forbidden("it reaches only their zones, load balancers, pools and monitors"))
 			return
 		}
-		cfg, err := s.Store.Config(r.Context())
+		x, err := s.scopes.at(r.Context(), s.Store)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		z := newZoneScope(g.token, g.zones, cfg)
+		z := &zoneScope{token: g.token, zones: g.zones, scopeIndex: x}
 		read := r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions ||
 			(r.Method == http.MethodPost && isPreview(r.URL.Path))
 		if id == "" && read {
@@ -156,14 +223,19 @@ func (s *server) zoneScoped(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if !read && sub == "" && r.Method != http.MethodDelete {
+		preview := r.Method == http.MethodPost && isPreview(r.URL.Path)
+		if (!read && sub == "" && r.Method != http.MethodDelete) || preview {
 			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 			if err != nil {
 				s.writeError(w, r, err)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			if err := z.checkWritten(kind, id, body); err != nil {
+			check := z.checkWritten
+			if preview {
+				check = z.checkPreview
+			}
+			if err := check(kind, id, body); err != nil {
 				s.writeError(w, r, err)
 				return
 			}
@@ -258,11 +330,39 @@ func (z *zoneScope) checkWritten(k pools.Kind, id string, body []byte) error {
 			}
 		}
 	case *pools.Pool:
-		for _, m := range z.cfg.Monitors {
-			if v.Uses(m.ID) && z.of(pools.KindMonitor, m.ID) == accessNone {
-				return z.forbidden(fmt.Sprintf("monitor %s is another zone's: a pool of theirs may not use it", m.ID))
+		mons := []string{v.Monitor}
+		for _, m := range v.Monitors {
+			mons = append(mons, m.Monitor)
+		}
+		for _, m := range mons {
+			if z.exists(pools.KindMonitor, m) && z.of(pools.KindMonitor, m) == accessNone {
+				return z.forbidden(fmt.Sprintf("monitor %s is another zone's: a pool of theirs may not use it", m))
 			}
 		}
+	}
+	return nil
+}
+
+// checkPreview checks a preview's edits as writes: a preview stores
+// nothing, but it shows the shares and origins of every pool the edited
+// load balancer would use, so an edit may name only what the token reads.
+func (z *zoneScope) checkPreview(_ pools.Kind, id string, body []byte) error {
+	var req struct {
+		Edits struct {
+			LoadBalancer json.RawMessage            `json:"load_balancer"`
+			Pools        map[string]json.RawMessage `json:"pools"`
+		} `json:"edits"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return nil
+	}
+	for pid := range req.Edits.Pools {
+		if z.exists(pools.KindPool, pid) && z.of(pools.KindPool, pid) == accessNone {
+			return z.forbidden(fmt.Sprintf("pool %s is another zone's: a preview may not edit it", pid))
+		}
+	}
+	if len(req.Edits.LoadBalancer) > 0 {
+		return z.checkWritten(pools.KindLoadBalancer, id, req.Edits.LoadBalancer)
 	}
 	return nil
 }

@@ -158,6 +158,12 @@ func (w *Worker) deliver(ctx context.Context, c *pools.Claim) {
 	case err == nil:
 		w.o.Metrics.delivered(c.Subscription.Format, took)
 		w.log.Debug("event delivered", "subscription", c.Subscription.ID, "event", c.Event.ID, "type", c.Event.Type, "status", code)
+	case outbound.Refusal(err) != nil && !a.Next.IsZero():
+		// Not the receiver's fault: the URL leads where this node may
+		// not send (it resolves elsewhere now, or the policy changed).
+		w.o.Metrics.failed(c.Subscription.Format, "refused")
+		w.log.Warn("event delivery refused by the outbound policy; will retry", "subscription", c.Subscription.ID, "event", c.Event.ID,
+			"attempts", c.Attempts+1, "next", a.Next, "err", err)
 	case a.Next.IsZero():
 		w.o.Metrics.failed(c.Subscription.Format, "given_up")
 		w.log.Warn("event given up after the retry window", "subscription", c.Subscription.ID, "event", c.Event.ID,

@@ -47,6 +47,15 @@ func (n *node) provider(owner string) *provider {
 		log: slog.New(slog.NewTextHandler(testWriter{n.t}, nil)).With("owner", owner)}
 }
 
+// scopedProvider is provider with a write token of its own, scoped to
+// n's zone.
+func (n *node) scopedProvider(owner string) *provider {
+	tok := n.must(http.MethodPost, "/tokens", map[string]any{"name": owner, "scopes": []string{"write"}, "zones": []string{n.zone}}, "")
+	p := n.provider(owner)
+	p.cl = newClient(n.api, tok["secret"].(string))
+	return p
+}
+
 type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
