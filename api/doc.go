@@ -15,8 +15,12 @@
 // create; on PUT and PATCH it must be absent or equal the id in the path.
 // Optimistic concurrency goes through If-Match, never through the body.
 //
-// Access. Named tokens carry nested scopes (read, write, admin), checked
-// in auth.go from the method and path alone; the caller goes into the
-// request's context so that the store audits each write, in its own
-// transaction, with who made it. GET /api/v1/audit reads that history.
+// Access. Named tokens carry nested scopes (read, write, integrations,
+// admin), checked in auth.go from the method and path alone, except a
+// rollout's guards (outbound.go), which need integrations by what the body
+// asks. A token scoped to zones reaches only their objects (zone_scope.go).
+// URLs the nodes will send requests to pass the outbound policy when
+// written (outbound.go). The caller goes into the request's context so that
+// the store audits each write, in its own transaction, with who made it.
+// GET /api/v1/audit reads that history.
 package api
