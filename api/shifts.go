@@ -221,7 +221,7 @@ func safetyProblem(se *pools.SafetyError) *Problem {
 	}
 	return &Problem{
 		Type: problemSafety, Title: "Safety rule", Status: http.StatusConflict,
-		Detail: fmt.Sprintf("the shift would break %s for load balancer(s) %s; nothing was stored (an admin token may send \"override\": true)",
+		Detail: fmt.Sprintf("this would break %s for load balancer(s) %s; nothing was stored; an admin token overrides the rules: \"override\": true in the API, --override in glbctl, \"Override safety rules\" in the console",
 			strings.Join(rules, ", "), strings.Join(lbs, ", ")),
 		Safety: se.Harms,
 	}

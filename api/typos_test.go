@@ -114,3 +114,28 @@ func TestSteeringOffHasOneName(t *testing.T) {
 		t.Errorf("PATCH null with a country map: %d steering_policy %q, want geo", r.status, got.Result["steering_policy"])
 	}
 }
+
+// An address that looks like an IP but is not one (a letter among the
+// digits, a port, a scheme, spaces) is refused with what is wrong with it,
+// on create and on replace, and nothing is stored: 127.0.0.1O is not
+// answered as CNAME 127.0.0.1o.
+func TestAddressesThatLookLikeIPsRefused(t *testing.T) {
+	e := parallelEnv(t, nil)
+	before := total(t, e, pools.KindPool)
+	for addr, want := range map[string]string{
+		"127.0.0.1O":       `"127.0.0.1O" is not an IPv4 address: it has a letter among its numbers`,
+		"127.0.0.2:18001":  `"127.0.0.2:18001" has a port (:18001); give the address alone ("127.0.0.2")`,
+		"http://127.0.0.2": `"http://127.0.0.2" is a URL; give the address alone ("127.0.0.2"), without http://`,
+		" 127.0.0.2 ":      `" 127.0.0.2 " has spaces around it; send "127.0.0.2"`,
+	} {
+		body := poolBody("")
+		body["origins"] = []map[string]any{{"name": "a", "address": addr}}
+		p := e.do("POST", "/api/v1/pools", body).problem(t, http.StatusBadRequest)
+		if msg := message(t, p, "origins[0].address"); !strings.HasPrefix(msg, want) {
+			t.Errorf("address %q: %q, want it to start with %q", addr, msg, want)
+		}
+	}
+	if n := total(t, e, pools.KindPool); n != before {
+		t.Errorf("%d pools stored, want %d", n, before)
+	}
+}

@@ -376,13 +376,34 @@ func addressProblem(s string) string {
 	if _, isIP := ParseAddress(s); isIP {
 		return ""
 	}
-	if strings.TrimSpace(s) == "" {
+	t := strings.TrimSpace(s)
+	if t == "" {
 		return "required: an IPv4 or IPv6 address or a hostname"
+	}
+	if t != s {
+		// Pasted with spaces: said as such rather than as a bad label,
+		// and not trimmed here, so that what is stored is what was sent.
+		if msg := addressProblem(t); msg != "" {
+			return msg
+		}
+		return fmt.Sprintf("%q has spaces around it; send %q", s, t)
+	}
+	if i := strings.Index(s, "://"); i > 0 {
+		rest := strings.TrimSuffix(s[i+3:], "/")
+		return fmt.Sprintf("%q is a URL; give the address alone (%q), without %s:// or a path", s, rest, s[:i])
+	}
+	if host, port, ok := hostPort(s); ok {
+		return fmt.Sprintf("%q has a port (:%s); give the address alone (%q): the port a monitor checks is set on the monitor", s, port, host)
 	}
 	if looksNumeric(s) {
 		// RFC 3696 §2: no top-level domain is all digits, so this is a
 		// mistyped IPv4 address, not a hostname to answer with a CNAME.
 		return fmt.Sprintf("%q is not an IPv4 address (four numbers 0-255 such as 192.0.2.1)", s)
+	}
+	if looksLikeIPv4Typo(s) {
+		// 127.0.0.1O: digits and dots with a letter slipped in would be
+		// answered as CNAME 127.0.0.1o.
+		return fmt.Sprintf("%q is not an IPv4 address: it has a letter among its numbers (four numbers 0-255 such as 192.0.2.1); a hostname would need a label that is not a number", s)
 	}
 	if strings.Contains(s, ":") {
 		return fmt.Sprintf("%q is not an IPv6 address", s)
@@ -391,6 +412,57 @@ func addressProblem(s string) string {
 		return fmt.Sprintf("%q is not an IPv4 or IPv6 address or hostname: %s", s, msg)
 	}
 	return ""
+}
+
+// hostPort splits "192.0.2.1:80", "[2001:db8::1]:80" or "host.example:80"
+// into address and port when the address part is itself a valid origin.
+func hostPort(s string) (host, port string, ok bool) {
+	i := strings.LastIndexByte(s, ':')
+	if i <= 0 || i == len(s)-1 || strings.Trim(s[i+1:], "0123456789") != "" {
+		return "", "", false
+	}
+	host, port = s[:i], s[i+1:]
+	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	} else if strings.Contains(host, ":") {
+		return "", "", false // an IPv6 address with a bad last group, not a port
+	}
+	if _, isIP := ParseAddress(host); isIP || checkHostname(host, false) == "" {
+		return host, port, true
+	}
+	return "", "", false
+}
+
+// looksLikeIPv4Typo reports four dot-separated parts, each a number but
+// for one or two letters, with the letters only where digits belong
+// (O for 0, l or I for 1): what a slip of the keyboard makes of an IPv4
+// address.
+func looksLikeIPv4Typo(s string) bool {
+	parts := strings.Split(strings.TrimSuffix(s, "."), ".")
+	if len(parts) != 4 {
+		return false
+	}
+	letters := 0
+	for _, p := range parts {
+		if p == "" || len(p) > 4 {
+			return false
+		}
+		digits := 0
+		for j := 0; j < len(p); j++ {
+			switch c := p[j]; {
+			case c >= '0' && c <= '9':
+				digits++
+			case strings.IndexByte("oOlIi", c) >= 0:
+				letters++
+			default:
+				return false
+			}
+		}
+		if digits == 0 {
+			return false
+		}
+	}
+	return letters > 0 && letters <= 2
 }
 
 // looksNumeric reports whether s is dots and digits only: meant as an IPv4

@@ -32,6 +32,16 @@ func TestTypoAddressesRefused(t *testing.T) {
 		{"2001:db8::g", `"2001:db8::g" is not an IPv6 address`},
 		{"web.example.123", `"web.example.123" is not an IPv4 or IPv6 address or hostname: ends in an all-numeric label 123`},
 		{"", "required"},
+		{"127.0.0.1O", `"127.0.0.1O" is not an IPv4 address: it has a letter among its numbers`},
+		{"l0.0.0.1", `"l0.0.0.1" is not an IPv4 address: it has a letter among its numbers`},
+		{"127.0.0.2:18001", `"127.0.0.2:18001" has a port (:18001); give the address alone ("127.0.0.2")`},
+		{"[2001:db8::1]:443", `"[2001:db8::1]:443" has a port (:443); give the address alone ("2001:db8::1")`},
+		{"origin.example.com:8080", `"origin.example.com:8080" has a port (:8080); give the address alone ("origin.example.com")`},
+		{"http://127.0.0.2", `"http://127.0.0.2" is a URL; give the address alone ("127.0.0.2"), without http://`},
+		{"https://origin.example.com/", `"https://origin.example.com/" is a URL; give the address alone ("origin.example.com"), without https://`},
+		{" 127.0.0.2 ", `" 127.0.0.2 " has spaces around it; send "127.0.0.2"`},
+		{"\t127.0.0.1O", `"127.0.0.1O" is not an IPv4 address: it has a letter`},
+		{"   ", "required"},
 	} {
 		p := decode[Pool](t, `{"name": "p", "origins": [{"name": "a", "address": "192.0.2.1"}]}`)
 		p.Origins[0].Address = tc.address
@@ -39,7 +49,7 @@ func TestTypoAddressesRefused(t *testing.T) {
 			t.Errorf("address %q: %q, want it to start with %q", tc.address, msg, tc.want)
 		}
 	}
-	for _, ok := range []string{"192.0.2.1", "2001:db8::1", "::ffff:192.0.2.1", "origin-1.example.com", "web.example.com.", "3com.com", "a1.b2"} {
+	for _, ok := range []string{"192.0.2.1", "2001:db8::1", "::ffff:192.0.2.1", "origin-1.example.com", "web.example.com.", "3com.com", "a1.b2", "2001:db8::1:80", "one.two.three.four", "a.b.c.io1"} {
 		p := decode[Pool](t, `{"name": "p", "origins": [{"name": "a", "address": "192.0.2.1"}]}`)
 		p.Origins[0].Address = ok
 		if err := p.Validate(nil); err != nil {

@@ -190,6 +190,7 @@ type stagedApply struct {
 	steps    string
 	interval string
 	reason   string
+	override bool
 	guards   pools.RolloutGuards
 	// percents are steps parsed.
 	percents []float64
@@ -200,6 +201,7 @@ func (s *stagedApply) flags(fs *flag.FlagSet) {
 	fs.StringVar(&s.steps, "steps", "10,25,50,100", "with --staged: percentages of the way, increasing, the last 100")
 	fs.StringVar(&s.interval, "step-interval", "5m", "with --staged: how long each step holds (30s, 5m, 1h)")
 	fs.StringVar(&s.reason, "reason", "glbctl apply --staged", "with --staged: the rollouts' reason")
+	fs.BoolVar(&s.override, "override", false, "with --staged: start the rollouts even though they break safety rules (admin token)")
 	fs.StringVar(&s.guards.Webhook, "webhook", "", "with --staged: a URL POSTed each rollout at every step; an answer other than 2xx rolls it back")
 	fs.StringVar(&s.guards.Query, "query", "", "with --staged: a Prometheus instant query asked at every step; an empty result or a value not above 0 rolls the rollout back (needs --prometheus)")
 	fs.StringVar(&s.guards.Prometheus, "prometheus", "", "with --staged --query: the Prometheus base URL the query is asked of")
@@ -323,13 +325,16 @@ func (s *stagedApply) start(ctx context.Context, cl *client, st *step) (string, 
 	if st.order != nil {
 		doc = map[string]any{"load_balancer": st.id, "default_pools": st.order, "steps": s.percents, "step_interval": s.interval, "reason": s.reason, "guards": s.guards}
 	}
+	if s.override {
+		doc["override"] = true
+	}
 	body, err := json.Marshal(doc)
 	if err != nil {
 		return "", err
 	}
 	b, _, err := cl.do(ctx, http.MethodPost, apiPrefix+"/rollouts", body, "")
 	if err != nil {
-		return "", err
+		return "", overridable(err, "--override")
 	}
 	var out struct{ Result pools.Rollout }
 	if err := json.Unmarshal(b, &out); err != nil {

@@ -37,6 +37,9 @@ type filteredList[T any] struct {
 	kind, id, actor   string
 	path              func(pos []string) string
 	render            func(io.Writer, []T)
+	// ids, when set, is the kind of the first positional argument: an
+	// id or a name, resolved to the id.
+	ids pools.Kind
 }
 
 func (l filteredList[T]) run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
@@ -54,6 +57,11 @@ func (l filteredList[T]) run(ctx context.Context, args []string, env func(string
 	pos, cl, err := commandArgs(fs, args, c, l.args, l.args, l.usage)
 	if err != nil {
 		return usageError(stderr, err)
+	}
+	if l.ids != "" {
+		if pos[0], err = cl.resolve(ctx, l.ids, pos[0]); err != nil {
+			return fail(stderr, exitFailed, err)
+		}
 	}
 	q.Set("page", strconv.Itoa(*page))
 	q.Set("per_page", strconv.Itoa(*perPage))

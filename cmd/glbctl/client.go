@@ -46,6 +46,19 @@ type apiError struct {
 	Method, Path string
 	Status       int
 	Problem      api.Problem
+	// Override is the flag of the command that overrides a refusal by
+	// safety rules, named after the rules it lists.
+	Override string
+}
+
+// overridable names flag as what overrides err, when err is a refusal by
+// safety rules.
+func overridable(err error, flag string) error {
+	var ae *apiError
+	if errors.As(err, &ae) && len(ae.Problem.Safety) > 0 {
+		ae.Override = flag
+	}
+	return err
 }
 
 func (e *apiError) Error() string {
@@ -66,6 +79,9 @@ func (e *apiError) Error() string {
 			continue
 		}
 		fmt.Fprintf(&b, "\n  safety rule %s on load balancer %s: %s", h.Rule, h.LoadBalancer, h.Message)
+	}
+	if e.Override != "" {
+		fmt.Fprintf(&b, "\n  %s (with an admin token) overrides the safety rules", e.Override)
 	}
 	for _, r := range e.Problem.Referrers {
 		fmt.Fprintf(&b, "\n  referred to by %s %s (%s)", r.Kind, r.ID, r.Name)

@@ -29,7 +29,11 @@ func runExplain(ctx context.Context, args []string, env func(string) string, std
 	if *ecs != "" {
 		q.Set("ecs", *ecs)
 	}
-	path := objectPath(pools.KindLoadBalancer, pos[0]) + "/explain?" + q.Encode()
+	lb, err := cl.resolve(ctx, pools.KindLoadBalancer, pos[0])
+	if err != nil {
+		return fail(stderr, exitFailed, err)
+	}
+	path := objectPath(pools.KindLoadBalancer, lb) + "/explain?" + q.Encode()
 	return showAs(ctx, cl, path, c.output, stdout, stderr, "explanation", func(w io.Writer, e api.Explanation) {
 		printExplanation(w, &e)
 	})

@@ -36,7 +36,11 @@ func runGet(ctx context.Context, args []string, env func(string) string, stdout,
 	var raws []json.RawMessage
 	if len(pos) == 2 {
 		var raw json.RawMessage
-		if err := cl.result(ctx, objectPath(k, pos[1]), &raw); err != nil {
+		id, err := cl.resolve(ctx, k, pos[1])
+		if err == nil {
+			err = cl.result(ctx, objectPath(k, id), &raw)
+		}
+		if err != nil {
 			return fail(stderr, exitFailed, err)
 		}
 		raws = append(raws, raw)

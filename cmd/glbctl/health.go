@@ -18,7 +18,11 @@ func runHealth(ctx context.Context, args []string, env func(string) string, stdo
 	if err != nil {
 		return usageError(stderr, err)
 	}
-	return showAs(ctx, cl, objectPath(pools.KindPool, pos[0])+"/health", c.output, stdout, stderr, "health", func(w io.Writer, h api.PoolHealth) {
+	pool, err := cl.resolve(ctx, pools.KindPool, pos[0])
+	if err != nil {
+		return fail(stderr, exitFailed, err)
+	}
+	return showAs(ctx, cl, objectPath(pools.KindPool, pool)+"/health", c.output, stdout, stderr, "health", func(w io.Writer, h api.PoolHealth) {
 		printHealth(w, &h)
 	})
 }

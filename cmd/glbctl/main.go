@@ -64,7 +64,10 @@ Usage:
   glbctl zone export ZONE [--out FILE]            the zone as a master file BIND, Knot and NSD load
 
 Every command takes --server URL (GLB_SERVER, default http://127.0.0.1:8080)
-and --token TOKEN (GLB_API_TOKEN). "glbctl COMMAND -h" lists its flags.
+and --token TOKEN (GLB_API_TOKEN), before or after the command. LB, POOL and
+ID take an id or a name; a name several objects share is refused with their
+ids. A refusal by safety rules names the flag that overrides it (--override).
+"glbctl COMMAND -h" lists its flags.
 `
 
 func main() {
@@ -118,6 +121,11 @@ func runVersion(_ context.Context, args []string, _ func(string) string, stdout,
 }
 
 func run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+	global, args, err := globalFlags(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "glbctl: %v\n\n%s", err, usage)
+		return exitUsage
+	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
@@ -132,7 +140,34 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 		fmt.Fprintf(stderr, "glbctl: unknown command %q\n\n%s", args[0], usage)
 		return exitUsage
 	}
-	return cmd(ctx, args[1:], env, stdout, stderr)
+	// Flags given before the command go after it, where it parses them
+	// ("glbctl --server URL explain www ..." as "glbctl explain www ...
+	// --server URL").
+	return cmd(ctx, append(args[1:len(args):len(args)], global...), env, stdout, stderr)
+}
+
+// globalFlags takes the flags every command takes (--server, --token and
+// -o) from before the command, and returns them and the rest.
+func globalFlags(args []string) (global, rest []string, err error) {
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(args[0], "-"), "=")
+		switch name {
+		case "h", "help":
+			return global, args, nil
+		case "server", "token", "o":
+		default:
+			return nil, nil, fmt.Errorf("%s before the command: only --server, --token and -o go there; put the command's own flags after it", args[0])
+		}
+		if hasValue {
+			global, args = append(global, args[0]), args[1:]
+			continue
+		}
+		if len(args) < 2 {
+			return nil, nil, fmt.Errorf("%s needs a value", args[0])
+		}
+		global, args = append(global, args[0], args[1]), args[2:]
+	}
+	return global, args, nil
 }
 
 // common holds the flags every command takes.

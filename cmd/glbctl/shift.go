@@ -48,19 +48,40 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 func shiftStart(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
 	c, fs := newCommand("shift start", env, stderr, "table", "json", "yaml")
 	var sh pools.Shift
-	fs.StringVar(&sh.Target.Pool, "pool", "", "shift this pool (id) away")
-	fs.StringVar(&sh.Target.Origin, "origin", "", "shift this origin (pool-id/origin-name) away")
+	fs.StringVar(&sh.Target.Pool, "pool", "", "shift this pool (id or name) away")
+	fs.StringVar(&sh.Target.Origin, "origin", "", "shift this origin (pool id or name/origin name) away")
 	fs.StringVar(&sh.Target.Zone, "zone", "", "shift the origins with this zone label away, in every pool")
 	fs.StringVar(&sh.Reason, "reason", "", "why (required; the audit log and console show it)")
 	fs.StringVar(&sh.Duration, "duration", "", "how long: 90s, 2h, 3d (at most 7d)")
 	var lbs listFlag
-	fs.Var(&lbs, "lb", "only for this load balancer (id); repeat for several; default every one")
+	fs.Var(&lbs, "lb", "only for this load balancer (id or name); repeat for several; default every one")
 	starts := fs.String("starts-at", "", "RFC 3339 start time (default now)")
 	expires := fs.String("expires-at", "", "RFC 3339 expiry, instead of --duration")
 	fs.BoolVar(&sh.Override, "override", false, "start it even though it breaks safety rules (admin token)")
 	_, cl, err := commandArgs(fs, args, c, 0, 0, shiftUsage)
 	if err != nil {
 		return usageError(stderr, err)
+	}
+	// Names as well as ids, as the console takes them.
+	for _, r := range []struct {
+		k pools.Kind
+		v *string
+	}{{pools.KindPool, &sh.Target.Pool}} {
+		if *r.v != "" {
+			if *r.v, err = cl.resolve(ctx, r.k, *r.v); err != nil {
+				return fail(stderr, exitFailed, err)
+			}
+		}
+	}
+	if sh.Target.Origin != "" {
+		if sh.Target.Origin, err = cl.resolveOrigin(ctx, sh.Target.Origin); err != nil {
+			return fail(stderr, exitFailed, err)
+		}
+	}
+	for i, lb := range lbs {
+		if lbs[i], err = cl.resolve(ctx, pools.KindLoadBalancer, lb); err != nil {
+			return fail(stderr, exitFailed, err)
+		}
 	}
 	sh.LoadBalancers = lbs
 	for _, t := range []struct {
@@ -80,6 +101,7 @@ func shiftStart(ctx context.Context, args []string, env func(string) string, std
 		return usageError(stderr, err)
 	}
 	b, _, err := cl.do(ctx, http.MethodPost, apiPrefix+"/shifts", body, "")
+	err = overridable(err, "--override")
 	return printShiftAnswer(b, err, c.output, stdout, stderr)
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/pools"
 )
 
 // trafficFilters are GET /analytics's dimensions, each a flag of traffic
@@ -16,7 +17,7 @@ import (
 // balancer has (its pools and origins, the regions) and names them in its
 // 400, which says more than a second list kept here would.
 var trafficFilters = []struct{ name, usage string }{
-	{"pool", "only answers this pool (id) gave"},
+	{"pool", "only answers this pool (id or name) gave"},
 	{"origin", "only answers whose first record is this origin (name)"},
 	{"region", "only clients placed in this region (glbctl regions lists them; unknown: not placed)"},
 	{"country", "only clients placed in this country (ISO 3166-1 alpha-2; unknown: not placed)"},
@@ -47,7 +48,17 @@ func runTraffic(ctx context.Context, args []string, env func(string) string, std
 	if err != nil {
 		return usageError(stderr, err)
 	}
-	q.Set("load_balancer", pos[0])
+	lb, err := cl.resolve(ctx, pools.KindLoadBalancer, pos[0])
+	if err != nil {
+		return fail(stderr, exitFailed, err)
+	}
+	q.Set("load_balancer", lb)
+	if p := q.Get("pool"); p != "" {
+		if p, err = cl.resolve(ctx, pools.KindPool, p); err != nil {
+			return fail(stderr, exitFailed, err)
+		}
+		q.Set("pool", p)
+	}
 	return showAs(ctx, cl, apiPrefix+"/analytics?"+q.Encode(), c.output, stdout, stderr, "answer counts", func(w io.Writer, a api.Analytics) {
 		printTraffic(w, &a, *byStep)
 	})

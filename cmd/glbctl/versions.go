@@ -30,6 +30,7 @@ func runVersions(ctx context.Context, args []string, env func(string) string, st
 		id:     "only versions that changed this object",
 		actor:  "only versions written by this actor",
 		path:   func(pos []string) string { return versionsPath(pos[0]) },
+		ids:    pools.KindLoadBalancer,
 		render: printVersions,
 	}.run(ctx, args, env, stdout, stderr)
 }
@@ -75,6 +76,9 @@ func runRollback(ctx context.Context, args []string, env func(string) string, st
 	if err != nil {
 		return usageError(stderr, err)
 	}
+	if lb, err = cl.resolve(ctx, pools.KindLoadBalancer, lb); err != nil {
+		return fail(stderr, exitFailed, err)
+	}
 	b, _, err := cl.do(ctx, http.MethodPost, versionsPath(lb)+"/"+strconv.Itoa(n)+"/rollback", nil, "")
 	var out struct{ Result api.RollbackResult }
 	if err == nil {
@@ -101,6 +105,9 @@ func runVersionDiff(ctx context.Context, args []string, env func(string) string,
 			return exitOK
 		}
 		return exitTrouble
+	}
+	if lb, err = cl.resolve(ctx, pools.KindLoadBalancer, lb); err != nil {
+		return fail(stderr, exitTrouble, err)
 	}
 	p, err := versionPlan(ctx, cl, lb, n)
 	if err != nil {
