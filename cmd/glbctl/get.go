@@ -131,7 +131,7 @@ func printObjects(w io.Writer, k pools.Kind, objs []pools.Object, one bool) {
 			fmt.Fprintln(w)
 			ot := newTable(w, "ORIGIN", "ADDRESS", "ENABLED", "WEIGHT", "ZONE")
 			for _, og := range objs[0].(*pools.Pool).Origins {
-				ot.row(og.Name, og.Address, yesNo(og.Enabled), num(og.Weight), og.Zone)
+				ot.row(og.Name, shownAddress(og.Address), yesNo(og.Enabled), num(og.Weight), og.Zone)
 			}
 			ot.flush()
 		}

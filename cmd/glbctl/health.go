@@ -51,7 +51,7 @@ func printHealth(w io.Writer, h *api.PoolHealth) {
 			state = "not checked"
 		}
 		if len(o.Checks) == 0 {
-			t.row(o.Name, o.Address, yesNo(o.Enabled), num(o.Weight), o.Zone, state, "", "", "not checked", "", "", o.Reason)
+			t.row(o.Name, shownAddress(o.Address), yesNo(o.Enabled), num(o.Weight), o.Zone, state, "", "", "not checked", "", "", o.Reason)
 			continue
 		}
 		for _, c := range o.Checks {
@@ -59,7 +59,7 @@ func printHealth(w io.Writer, h *api.PoolHealth) {
 			if reason == "" {
 				reason = o.Reason
 			}
-			t.row(o.Name, o.Address, yesNo(o.Enabled), num(o.Weight), o.Zone, state, c.Node, c.Region,
+			t.row(o.Name, shownAddress(o.Address), yesNo(o.Enabled), num(o.Weight), o.Zone, state, c.Node, c.Region,
 				upDown(c.Healthy), fmt.Sprintf("%.1f", c.RTTMs), fmt.Sprintf("%.0f", c.AgeSeconds), reason)
 		}
 	}

@@ -55,3 +55,13 @@ func (c *client) resolveOrigin(ctx context.Context, ref string) (string, error) 
 	}
 	return id + "/" + origin, nil
 }
+
+// shownAddress is an origin's address as a table shows it: a hostname
+// says it is answered as a CNAME, so that a mistyped address is not taken
+// for an IP.
+func shownAddress(a string) string {
+	if _, isIP := pools.ParseAddress(a); isIP {
+		return a
+	}
+	return a + " (CNAME)"
+}

@@ -84,4 +84,9 @@ func TestAddressTyposRefusedByApply(t *testing.T) {
 	if out := n.mustCtl(exitOK, "get", "pools"); strings.Contains(out, "127.0.0") {
 		t.Errorf("a pool was stored:\n%s", out)
 	}
+	// A hostname origin is shown as the CNAME it is answered with.
+	n.mustCtl(exitOK, "apply", "-f", writeFile(t, "host.yaml", "pools:\n  - id: p\n    name: p\n    origins:\n      - {name: a, address: origin.example.net}\n"))
+	if out := n.mustCtl(exitOK, "get", "pools", "p"); !strings.Contains(out, "origin.example.net (CNAME)") {
+		t.Errorf("hostname origin:\n%s", out)
+	}
 }
