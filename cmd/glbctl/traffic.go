@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/glb-dns/glb/api"
-	"github.com/glb-dns/glb/pools"
 )
 
 // trafficFilters are GET /analytics's dimensions, each a flag of traffic
@@ -48,17 +47,7 @@ func runTraffic(ctx context.Context, args []string, env func(string) string, std
 	if err != nil {
 		return usageError(stderr, err)
 	}
-	lb, err := cl.resolve(ctx, pools.KindLoadBalancer, pos[0])
-	if err != nil {
-		return fail(stderr, exitFailed, err)
-	}
-	q.Set("load_balancer", lb)
-	if p := q.Get("pool"); p != "" {
-		if p, err = cl.resolve(ctx, pools.KindPool, p); err != nil {
-			return fail(stderr, exitFailed, err)
-		}
-		q.Set("pool", p)
-	}
+	q.Set("load_balancer", pos[0])
 	return showAs(ctx, cl, apiPrefix+"/analytics?"+q.Encode(), c.output, stdout, stderr, "answer counts", func(w io.Writer, a api.Analytics) {
 		printTraffic(w, &a, *byStep)
 	})
