@@ -249,9 +249,15 @@ func (l *LoadBalancer) Policy() SteeringPolicy {
 type PreferECS string
 
 const (
+	// PreferECSAuto, the default, follows the steering: the subnet
+	// locates the client whenever the answer depends on the client's
+	// location (geo, proximity and dynamic_latency steering, zonal
+	// affinity), as a user picking geo steering expects. Load balancers
+	// stored before it keep their value.
+	PreferECSAuto      PreferECS = "auto"
 	PreferECSAlways    PreferECS = "always"
 	PreferECSNever     PreferECS = "never"
-	PreferECSProximity PreferECS = "proximity" // only with proximity steering (default)
+	PreferECSProximity PreferECS = "proximity" // only with proximity steering
 	PreferECSGeo       PreferECS = "geo"       // only with geo steering
 )
 
@@ -389,7 +395,7 @@ func DefaultLoadBalancer() LoadBalancer {
 		Enabled:          true,
 		TTL:              30,
 		RandomSteering:   RandomSteering{DefaultWeight: 1},
-		LocationStrategy: LocationStrategy{PreferECS: PreferECSProximity},
+		LocationStrategy: LocationStrategy{PreferECS: PreferECSAuto},
 		ZonalAffinity:    ZonalAffinity{Spillover: AffinityDisabled},
 		Answers:          1,
 		AllDown:          AllDown{Action: AllDownFallback},

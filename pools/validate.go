@@ -549,9 +549,9 @@ func (l *LoadBalancer) Validate(refs References) error {
 		checkUnit(&e, "random_steering.pool_weights."+id, l.RandomSteering.PoolWeights[id])
 	}
 	switch l.LocationStrategy.PreferECS {
-	case PreferECSAlways, PreferECSNever, PreferECSProximity, PreferECSGeo:
+	case PreferECSAuto, PreferECSAlways, PreferECSNever, PreferECSProximity, PreferECSGeo:
 	default:
-		e.add("location_strategy.prefer_ecs", "must be one of always, never, proximity, geo")
+		e.add("location_strategy.prefer_ecs", "must be one of auto, always, never, proximity, geo")
 	}
 	switch l.ZonalAffinity.Spillover {
 	case AffinityDisabled, AffinityStayWithinZone, AffinitySpillCrossZone:

@@ -121,7 +121,7 @@ func TestDefaultsAndStrictDecoding(t *testing.T) {
 	}
 	l := decode[LoadBalancer](t, `{}`)
 	if l.TTL != 30 || l.Answers != 1 || !l.Enabled || l.ZonalAffinity.Spillover != AffinityDisabled ||
-		l.LocationStrategy.PreferECS != PreferECSProximity || l.RandomSteering.DefaultWeight != 1 {
+		l.LocationStrategy.PreferECS != PreferECSAuto || l.RandomSteering.DefaultWeight != 1 {
 		t.Errorf("load balancer defaults: %+v", l)
 	}
 	m := decode[Monitor](t, `{}`)

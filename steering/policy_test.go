@@ -419,3 +419,52 @@ func (l *LB) fillRequest(src netip.Addr, ecs netip.Prefix, qtype QType, loc Loca
 	at := l.FillRequest(&req, src, ecs, qtype, loc)
 	return req, at
 }
+
+// TestAutoECSFollowsThePolicy: prefer_ecs auto, the default, uses the ECS
+// subnet exactly when the answer depends on where the client is; the
+// older values keep their meaning.
+func TestAutoECSFollowsThePolicy(t *testing.T) {
+	t.Parallel()
+	w := threePools()
+	for _, c := range []struct {
+		name   string
+		policy pools.SteeringPolicy
+		geo    bool
+		zonal  bool
+		prefer pools.PreferECS
+		want   bool
+	}{
+		{"geo-map", pools.SteeringDefault, true, false, pools.PreferECSAuto, true},
+		{"geo", pools.SteeringGeo, true, false, pools.PreferECSAuto, true},
+		{"proximity", pools.SteeringProximity, false, false, pools.PreferECSAuto, true},
+		{"latency", pools.SteeringDynamicLatency, false, false, pools.PreferECSAuto, true},
+		{"zonal", pools.SteeringOff, false, true, pools.PreferECSAuto, true},
+		{"off", pools.SteeringOff, false, false, pools.PreferECSAuto, false},
+		{"random", pools.SteeringRandom, false, false, pools.PreferECSAuto, false},
+		{"geo-kept-proximity", pools.SteeringGeo, true, false, pools.PreferECSProximity, false},
+		{"geo-geo", pools.SteeringGeo, true, false, pools.PreferECSGeo, true},
+	} {
+		l := w.lb(c.name, []string{"us"}, "fb")
+		if l.LocationStrategy.PreferECS != pools.PreferECSAuto {
+			t.Fatalf("default prefer_ecs %q, want auto", l.LocationStrategy.PreferECS)
+		}
+		l.SteeringPolicy, l.LocationStrategy.PreferECS = c.policy, c.prefer
+		if c.geo {
+			l.CountryPools = map[string][]string{"GB": {"eu"}}
+		}
+		if c.zonal {
+			l.ZonalAffinity.Spillover = pools.AffinityStayWithinZone
+		}
+	}
+	s := w.compile(t)
+	for _, name := range []string{"geo-map", "geo", "proximity", "latency", "zonal", "geo-geo"} {
+		if !s.LoadBalancer(name + ".glb.example.com").UseECS() {
+			t.Errorf("%s: the ECS subnet is not used", name)
+		}
+	}
+	for _, name := range []string{"off", "random", "geo-kept-proximity"} {
+		if s.LoadBalancer(name + ".glb.example.com").UseECS() {
+			t.Errorf("%s: the ECS subnet is used", name)
+		}
+	}
+}

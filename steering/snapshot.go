@@ -220,6 +220,8 @@ func (l *LB) Policy() pools.SteeringPolicy { return l.policy }
 // client instead of the resolver's address (location_strategy.prefer_ecs).
 func (l *LB) UseECS() bool {
 	switch l.preferECS {
+	case pools.PreferECSAuto:
+		return l.locationDependent
 	case pools.PreferECSAlways:
 		return true
 	case pools.PreferECSGeo:

@@ -62,7 +62,8 @@ func ignored(lb *steering.LB, ecs, locate netip.Prefix, known, geoip bool) []api
 	case !lb.UseECS():
 		why := map[pools.PreferECS]string{
 			pools.PreferECSNever:     "never, so ECS is never used",
-			pools.PreferECSProximity: "proximity (the default), which uses ECS only with proximity steering",
+			pools.PreferECSAuto:      "auto (the default), which uses ECS whenever the answer depends on the client's location",
+			pools.PreferECSProximity: "proximity, which uses ECS only with proximity steering",
 			pools.PreferECSGeo:       "geo, which uses ECS only with geo steering",
 		}[lb.PreferECS()]
 		out = append(out, api.ExplainIgnored{What: "ecs", Setting: "location_strategy.prefer_ecs", Reason: fmt.Sprintf(

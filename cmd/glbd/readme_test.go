@@ -31,7 +31,7 @@ func readmeBlock(t *testing.T, name string) string {
 }
 
 // TestReadmeGeoQuickStart runs the README's geo example after the quick
-// start, on one fresh glbd: ECS under prefer_ecs geo, located by the
+// start, on one fresh glbd: ECS under the default prefer_ecs (auto), located by the
 // networks, sends each client to its country's pool.
 func TestReadmeGeoQuickStart(t *testing.T) {
 	t.Parallel()

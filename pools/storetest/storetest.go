@@ -311,7 +311,7 @@ func testDefaults(t *testing.T, c context.Context, s pools.Store) {
 	}
 	l := decode(pools.KindLoadBalancer, `{"name":"WWW.glb.example.com","zone":"`+z.ID+`","default_pools":["`+p.ID+`"],"fallback_pool":"`+p.ID+`"}`).(*pools.LoadBalancer)
 	if l.Name != "www.glb.example.com" || !l.Enabled || l.TTL != 30 || l.Answers != 1 || l.RandomSteering.DefaultWeight != 1 ||
-		l.LocationStrategy.PreferECS != pools.PreferECSProximity || l.ZonalAffinity.Spillover != pools.AffinityDisabled {
+		l.LocationStrategy.PreferECS != pools.PreferECSAuto || l.ZonalAffinity.Spillover != pools.AffinityDisabled {
 		t.Errorf("load balancer defaults: %+v", *l)
 	}
 }
