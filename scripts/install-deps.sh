@@ -55,12 +55,40 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+# Wait for another apt run (unattended upgrades) rather than fail: dpkg's
+# lock with DPkg::Lock::Timeout, and the locks apt-get update takes (the
+# package lists' and the archives'), which that option does not cover in
+# every apt, by trying again while apt says a lock is held.
+wait="${GLB_APT_LOCK_WAIT:-600}"
+apt_get() {
+	waited=0
+	while :; do
+		if out="$(apt-get -o DPkg::Lock::Timeout="$wait" "$@" 2>&1)"; then
+			[ -n "$out" ] && printf '%s\n' "$out"
+			return 0
+		fi
+		case "$out" in
+		*"Could not get lock"* | *"Unable to lock"* | *"Unable to acquire"*) ;;
+		*)
+			printf '%s\n' "$out" >&2
+			return 1
+			;;
+		esac
+		if [ "$waited" -ge "$wait" ]; then
+			printf '%s\n' "$out" >&2
+			echo "install-deps: another apt run held its lock for ${wait}s; try again when it is done" >&2
+			return 1
+		fi
+		[ "$waited" = 0 ] && echo "install-deps: another apt run holds its lock; waiting up to ${wait}s" >&2
+		sleep 5
+		waited=$((waited + 5))
+	done
+}
 # A fresh image has no package lists yet; a stale list names versions
 # that are gone from the mirror.
-# Wait for another apt run (unattended upgrades) rather than fail.
-apt-get -o DPkg::Lock::Timeout=600 update -qq
+apt_get update -qq
 # shellcheck disable=SC2086 # one word per package
-apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $pkgs >/dev/null
+apt_get install -y -qq --no-install-recommends $pkgs >/dev/null
 
 if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
 	echo "install-deps: now install Go 1.26 or newer from https://go.dev/dl/" >&2
