@@ -10,8 +10,8 @@ import (
 )
 
 const (
-	soa    = "glb.example.com. 300 IN SOA ns1.glb.example.com. hostmaster.glb.example.com. 42 10000 2400 604800 60"
-	negSOA = "glb.example.com. 60 IN SOA ns1.glb.example.com. hostmaster.glb.example.com. 42 10000 2400 604800 60"
+	soa    = "glb.example.com. 300 IN SOA ns1.glb.example.com. hostmaster.glb.example.com. 42 14400 3600 604800 60"
+	negSOA = "glb.example.com. 60 IN SOA ns1.glb.example.com. hostmaster.glb.example.com. 42 14400 3600 604800 60"
 )
 
 func bigTXT() []string {

@@ -120,7 +120,7 @@ func (r digReply) wantNegSOA(t *testing.T) {
 	}
 }
 
-const digNegSOA = "glb.example.com. 60 IN SOA ns1.glb.example.com. hostmaster.glb.example.com. 42 10000 2400 604800 60"
+const digNegSOA = "glb.example.com. 60 IN SOA ns1.glb.example.com. hostmaster.glb.example.com. 42 14400 3600 604800 60"
 
 // digPort starts s for dig and returns its port; without dig on the
 // machine the test fails.
@@ -142,7 +142,7 @@ func TestDig(t *testing.T) {
 		r := dig(t, port, "glb.example.com", "SOA")
 		r.wantStatus(t, "NOERROR")
 		r.wantFlags(t, "qr", "aa")
-		r.wantAnswer(t, "glb.example.com. 300 IN SOA ns1.glb.example.com. hostmaster.glb.example.com. 42 10000 2400 604800 60")
+		r.wantAnswer(t, "glb.example.com. 300 IN SOA ns1.glb.example.com. hostmaster.glb.example.com. 42 14400 3600 604800 60")
 	})
 	t.Run("RD copied when asked", func(t *testing.T) {
 		r := dig(t, port, "+rec", "ns1.glb.example.com", "A")

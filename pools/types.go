@@ -372,7 +372,7 @@ type Network struct {
 
 // DefaultZone returns a zone with Cloudflare-like SOA timers.
 func DefaultZone() Zone {
-	return Zone{TTL: 300, SOA: SOA{Refresh: 10000, Retry: 2400, Expire: 604800, Minimum: 300}}
+	return Zone{TTL: 300, SOA: SOA{Refresh: 14400, Retry: 3600, Expire: 604800, Minimum: 300}}
 }
 
 // DefaultMonitor returns a monitor with Cloudflare's defaults.

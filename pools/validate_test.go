@@ -167,3 +167,17 @@ func TestOwnerLabels(t *testing.T) {
 		t.Errorf("an object without owner shows one: %s", b)
 	}
 }
+
+// TestZoneSOADefaults: a zone created without SOA timers gets the ones
+// RFC 1912 and Zonemaster recommend (refresh 14400, retry 3600); one
+// that gives its own, or a stored one, keeps them.
+func TestZoneSOADefaults(t *testing.T) {
+	z := decode[Zone](t, `{"name": "glb.example.com", "nameservers": ["ns1.example.com"]}`)
+	if got := z.SOA; got.Refresh != 14400 || got.Retry != 3600 || got.Expire != 604800 || got.Minimum != 300 {
+		t.Errorf("default SOA timers %+v, want refresh 14400, retry 3600, expire 604800, minimum 300", got)
+	}
+	z = decode[Zone](t, `{"name": "glb.example.com", "nameservers": ["ns1.example.com"], "soa": {"refresh": 10000, "retry": 2400}}`)
+	if got := z.SOA; got.Refresh != 10000 || got.Retry != 2400 {
+		t.Errorf("stored SOA timers %+v, want 10000 and 2400 kept", got)
+	}
+}

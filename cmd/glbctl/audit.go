@@ -83,6 +83,9 @@ func printAudit(w io.Writer, es []pools.AuditEntry) {
 // change sums an entry up: the new state of an origin, or the fields an
 // update changed.
 func change(e pools.AuditEntry) string {
+	if e.Kind == pools.KindShift {
+		return shiftChange(e)
+	}
 	switch e.Action {
 	case pools.ActionHealth:
 		var h pools.HealthTransition
@@ -106,4 +109,23 @@ func change(e pools.AuditEntry) string {
 		return strings.Join(fields, "; ")
 	}
 	return ""
+}
+
+// shiftChange sums a shift's entry up by its target and reason, which a
+// reader of "ended_at: null → ..." would otherwise look up by its id.
+func shiftChange(e pools.AuditEntry) string {
+	var sh pools.Shift
+	raw := e.After
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = e.Before
+	}
+	if json.Unmarshal(raw, &sh) != nil {
+		return ""
+	}
+	verb := map[string]string{pools.ActionCreate: "started", pools.ActionEnd: "ended", pools.ActionExpire: "expired",
+		pools.ActionDelete: "deleted", pools.ActionUpdate: "changed"}[e.Action]
+	if verb == "" {
+		verb = e.Action
+	}
+	return fmt.Sprintf("%s shift of %s, reason %q", verb, sh.Target, sh.Reason)
 }

@@ -101,7 +101,7 @@ func TestDefaultsAndCanonicalFormAreNotDifferences(t *testing.T) {
 	}
 	stored := map[pools.Kind]string{
 		pools.KindZone: `{"id":"z","revision":4,"created_on":"2026-01-01T00:00:00Z","modified_on":"2026-01-02T00:00:00Z","name":"glb.example.com",` +
-			`"nameservers":["ns1.example.com"],"soa":{"mname":"","rname":"","refresh":10000,"retry":2400,"expire":604800,"minimum":300},"ttl":300,"records":[],"serial":77}`,
+			`"nameservers":["ns1.example.com"],"soa":{"mname":"","rname":"","refresh":14400,"retry":3600,"expire":604800,"minimum":300},"ttl":300,"records":[],"serial":77}`,
 		pools.KindPool: `{"id":"p","revision":2,"name":"p","description":"","enabled":true,"minimum_origins":1,"monitor":"","check_regions":null,` +
 			`"latitude":null,"longitude":null,"origin_steering":{"policy":"random"},"origins":[{"name":"a","address":"192.0.2.1","enabled":true,"weight":1,"zone":""}]}`,
 	}

@@ -42,6 +42,11 @@ func TestShiftCommands(t *testing.T) {
 	if out := n.mustCtl(exitOK, "shift", "end", id); !strings.Contains(out, "ended") {
 		t.Errorf("end:\n%s", out)
 	}
+	// The audit row of the end names what was shifted and why.
+	if out := n.mustCtl(exitOK, "audit", "--kind", "shifts"); !strings.Contains(out, `ended shift of pool web, reason "bad deploy"`) ||
+		!strings.Contains(out, `started shift of pool web, reason "bad deploy"`) {
+		t.Errorf("audit of the shift:\n%s", out)
+	}
 	eventually(t, 1e9, "shift ended", func() (bool, string) {
 		got := n.dig("www.glb.example.com", "A")
 		return got == both, got

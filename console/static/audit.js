@@ -1,5 +1,5 @@
 import { call, list } from './api.js';
-import { el, field, when } from './dom.js';
+import { el, field, when, shownAddress } from './dom.js';
 
 const KINDS = ['', 'zones', 'monitors', 'pools', 'load_balancers', 'networks', 'tokens', 'health'];
 const PER_PAGE = 25;
@@ -17,7 +17,7 @@ export function changes(before, after, path = '') {
   if (named(before) || named(after)) {
     const b = new Map((before || []).map((x) => [x.name, x])), a = new Map((after || []).map((x) => [x.name, x]));
     for (const [n, x] of a) {
-      if (!b.has(n)) out.push(`${path} + ${n}${x.address ? ` (${x.address})` : ''}`);
+      if (!b.has(n)) out.push(`${path} + ${n}${x.address ? ` (${shownAddress(x.address)})` : ''}`);
       else out.push(...changes(b.get(n), x, `${path}[${n}]`));
     }
     for (const n of b.keys()) if (!a.has(n)) out.push(`${path} − ${n}`);
@@ -68,6 +68,13 @@ export async function auditPage(arg) {
       const [pool, origin] = e.object_id.split('/');
       object = `${poolName.get(pool) || pool} / ${origin}`;
       what = after?.healthy ? 'up' : `down${after?.reason ? ': ' + after.reason : ''}`;
+    } else if (e.kind === 'shifts') {
+      // Its target and reason, not "ended_at: null → …" under an id.
+      const sh = after || before || {}, t = sh.target || {};
+      const target = t.pool ? `pool ${poolName.get(t.pool) || t.pool}` : t.origin ? `origin ${t.origin}` : `zone ${t.zone}`;
+      object = `shift of ${target}`;
+      const verb = { create: 'started', end: 'ended', expire: 'expired', delete: 'deleted' }[e.action] || e.action;
+      what = `${verb}: ${target} shifted away, reason “${sh.reason || ''}”`;
     } else {
       const o = after || before || {};
       object = o.name || o.cidr || o.description || e.object_id;

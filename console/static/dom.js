@@ -86,3 +86,10 @@ export function policyName(lb) {
   if (lb.steering_policy) return lb.steering_policy;
   return Object.keys(lb.region_pools || {}).length || Object.keys(lb.country_pools || {}).length ? 'geo' : 'off';
 }
+
+// shownAddress is an origin's address as the console shows it: a hostname
+// says it is answered as a CNAME, so that a mistyped address (127.0.0.1O)
+// is not read as an IP. Hostnames never hold a colon; IPv4 is four numbers.
+export function shownAddress(a) {
+  return /^\d{1,3}(\.\d{1,3}){3}$/.test(a) || a.includes(':') ? a : `${a} (hostname: CNAME)`;
+}

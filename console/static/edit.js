@@ -177,10 +177,12 @@ const origins = () => (o) => {
     el('thead', {}, el('tr', {}, [...cols, 'enabled', ''].map((t) => el('th', { scope: 'col', text: t })))), tbody), addBtn);
   return {
     path: 'origins', label: 'Origins', control, group: true,
+    hint: 'Address: an IPv4 or IPv6 address, or a hostname (answered as a CNAME). Weight: a share in [0, 1]; each origin gets its weight over the sum of the pool\'s weights (0.7 and 0.3, or 1 and 1 for an even split; 0 takes none).',
     read: () => {
       sync();
       return draft.map((x) => {
-        const { host, ...out } = { ...x, weight: num(x.weight) };
+        // Pasted values lose their surrounding spaces.
+        const { host, ...out } = { ...x, name: (x.name || '').trim(), address: (x.address || '').trim(), zone: (x.zone || '').trim(), weight: num(x.weight) };
         if (!out.zone) delete out.zone;
         const header = { ...(out.header || {}) };
         if ((host || '').trim()) header.Host = [host.trim()]; else delete header.Host;
@@ -289,8 +291,9 @@ export const KINDS = {
         'answers when no pool is healthy, whatever its health'),
       area('country_pools', 'Country pools (geo)', 'one a line: "GB: web-eu, web-us" (ISO 3166-1 alpha-2 codes)', showMap, readMap, 3),
       area('region_pools', 'Region pools (geo)', 'one a line: "WEU: web-eu" (WNAM, ENAM, WEU, EEU, NSAM, SSAM, OC, ME, NAF, SAF, SAS, SEAS, NEAS)', showMap, readMap, 3),
-      choice('location_strategy.prefer_ecs', 'Use the ECS subnet', [['proximity', 'with proximity steering (default)'], ['geo', 'with geo steering'],
-        ['always', 'always'], ['never', 'never: the resolver\'s address']], 'when a resolver sends EDNS Client Subnet'),
+      choice('location_strategy.prefer_ecs', 'Use the ECS subnet', [['auto', 'when the steering uses the client\'s location (default)'],
+        ['always', 'always'], ['never', 'never: the resolver\'s address'], ['proximity', 'only with proximity steering'], ['geo', 'only with geo steering']],
+      'when a resolver sends EDNS Client Subnet: the default follows the steering policy (geo, proximity, dynamic latency and zonal affinity locate the client by its subnet)'),
       number('answers', 'Records per answer', '0 = every eligible origin'),
       heading('Random steering', 'with the random policy: the odds a pool is tried first, among the healthy default pools'),
       number('random_steering.default_weight', 'Default pool weight', 'in [0, 1], for pools not listed below'),
@@ -345,8 +348,8 @@ export async function editPage(arg) {
   }
   if (kind === 'pools' && !id) obj = { enabled: true, minimum_origins: 1, origin_steering: { policy: 'random' }, load_shedding: { default_percent: 0, default_policy: 'random' } };
   if (kind === 'monitors' && !id) obj = { type: 'http', method: 'GET', path: '/', expected_codes: '200', interval: 60, timeout: 5, retries: 2, consecutive_up: 0, consecutive_down: 0 };
-  if (kind === 'zones' && !id) obj = { ttl: 300, soa: { refresh: 10000, retry: 2400, expire: 604800, minimum: 300 } };
-  if (kind === 'load_balancers' && !id) obj = { ...obj, enabled: true, ttl: 30, steering_policy: 'off', location_strategy: { prefer_ecs: 'proximity' }, answers: 1,
+  if (kind === 'zones' && !id) obj = { ttl: 300, soa: { refresh: 14400, retry: 3600, expire: 604800, minimum: 300 } };
+  if (kind === 'load_balancers' && !id) obj = { ...obj, enabled: true, ttl: 30, steering_policy: 'off', location_strategy: { prefer_ecs: 'auto' }, answers: 1,
     random_steering: { default_weight: 1 }, zonal_affinity: { spillover: 'ZONAL_AFFINITY_DISABLED', spillover_ratio: 0 }, all_down: { action: 'fallback' },
     safety: { min_serving_pools: 1, max_shifted_zones: 0 } };
 
@@ -360,10 +363,11 @@ export async function editPage(arg) {
   const form = el('form', { id: 'edit-form', 'aria-label': id ? `Edit ${spec.one} ${spec.title(obj)}` : `New ${spec.one}`, novalidate: true },
     fs.map((f) => f.heading ? el('div', { class: 'form-part' }, el('h3', { text: f.heading }), f.hint ? el('p', { class: 'muted hint', text: f.hint }) : '')
       : f.group
-        ? el('fieldset', { class: 'group' }, el('legend', { text: f.label }), f.control, el('span', { class: 'field-error', id: fid(f.path) + '-error', role: 'alert' }))
+        ? el('fieldset', { class: 'group' }, el('legend', { text: f.label }), f.hint ? el('p', { class: 'muted hint', id: fid(f.path) + '-hint', text: f.hint }) : '',
+          f.control, el('span', { class: 'field-error', id: fid(f.path) + '-error', role: 'alert' }))
         : el('div', { class: 'form-row' }, field(fid(f.path), f.label, f.control), f.hint ? el('span', { class: 'muted hint', id: fid(f.path) + '-hint', text: f.hint }) : '')),
     formError,
-    el('div', { class: 'actions' }, save, el('a', { href: back, text: 'Cancel' }), etag ? el('span', { class: 'muted', text: ` If-Match ${etag}` }) : ''),
+    el('div', { class: 'actions' }, save, el('a', { href: back, text: 'Cancel' }), etag ? el('span', { class: 'muted', text: ` editing revision ${etag.replaceAll('"', '')}` }) : ''),
     status);
   for (const f of fs) if (f.hint && f.control && !f.group) f.control.setAttribute('aria-describedby', `${fid(f.path)}-error ${fid(f.path)}-hint`);
   // A present checkbox shows the fields of its object only while checked.

@@ -91,7 +91,19 @@ function drawExplain(x) {
     el('li', {}, el('strong', { text: 'Records. ' }), el('ul', { id: 'x-records' }, d.records.map((r) => el('li', { text: `${r.type} ${r.value} (${r.origin})` }))),
       `TTL ${d.ttl}`),
     el('li', {}, el('strong', { text: 'ECS scope: ' }), el('span', { id: 'x-scope', text: String(d.ecs_scope) }),
-      !d.location_dependent ? ' (the same answer everywhere)'
-        : d.ecs_scope ? ` (the answer depends on the location; resolvers may reuse it within a /${d.ecs_scope})`
-          : ' (the answer depends on the location; the query carried no ECS subnet, so no scope is echoed)')));
+      el('span', { id: 'x-scope-why', text: scopeNote(x, d) })));
+}
+
+// scopeNote says why the ECS scope is what it is: a subnet the query
+// carried but the decision set aside is not "no subnet".
+function scopeNote(x, d) {
+  if (!d.location_dependent) return ' (the same answer everywhere)';
+  if (d.ecs_scope) return ` (the answer depends on the location; resolvers may reuse it within a /${d.ecs_scope})`;
+  const ig = (x.ignored || []).find((i) => i.what === 'ecs');
+  if (x.ecs && ig) {
+    return ig.setting
+      ? ` (the answer depends on the location, but the query's ECS subnet ${x.ecs} was not used (${ig.setting}, see above): the resolver's address located the client, and scope 0 lets resolvers reuse the answer for all their clients)`
+      : ` (the answer depends on the location, but the query's ECS subnet ${x.ecs} opted out with source prefix 0, so no scope is echoed)`;
+  }
+  return ' (the answer depends on the location; the query carried no ECS subnet, so no scope is echoed)';
 }

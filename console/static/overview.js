@@ -1,5 +1,5 @@
 import { call, list } from './api.js';
-import { el, health, policyName } from './dom.js';
+import { el, health, policyName, shownAddress } from './dom.js';
 import { REGIONS } from './preview.js';
 import { takeFlash } from './edit.js';
 import { shiftsCard, tick } from './shifts.js';
@@ -128,7 +128,7 @@ export async function overview() {
     const rows = order.map((id) => {
       const p = byID.get(id), h = hs.get(id);
       const origins = (h?.origins || []).map((o) => el('li', { 'data-origin': o.name, 'data-healthy': String(o.healthy !== false), 'data-state': o.state || '' },
-        `${o.name} (${o.address}) `, health(o.healthy, o.state === 'not_checked'), o.reason ? ` ${o.reason}` : ''));
+        `${o.name} (${shownAddress(o.address)}) `, health(o.healthy, o.state === 'not_checked'), o.reason ? ` ${o.reason}` : ''));
       return el('tr', { class: id === now ? 'answering' : null, 'data-pool': p?.name || id },
         el('td', { 'data-label': 'order', text: role(id) }),
         el('td', { 'data-label': 'pool' }, el('a', { href: `#pool/${id}`, text: p?.name || id })),

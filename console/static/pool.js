@@ -55,7 +55,8 @@ export async function poolPage(id, notice) {
       el('thead', {}, el('tr', {}, [...FIELDS, ''].map((t) => el('th', { scope: 'col', text: t })))),
       tbody),
     formError,
-    el('div', { class: 'actions' }, addBtn, saveBtn, el('span', { class: 'muted', text: ` If-Match ${etag}` })),
+    el('p', { class: 'muted hint', id: 'origins-hint', text: 'Address: an IPv4 or IPv6 address, or a hostname (answered as a CNAME). Weight: a share in [0, 1]; each origin gets its weight over the sum of the pool\'s weights (0.7 and 0.3, or 1 and 1 for an even split; 0 takes none).' }),
+    el('div', { class: 'actions' }, addBtn, saveBtn, el('span', { class: 'muted', text: ` editing revision ${etag.replaceAll('"', '')}` })),
     status);
 
   function rows() {
@@ -106,7 +107,8 @@ export async function poolPage(id, notice) {
     status.removeAttribute('data-conflict');
     sync();
     const origins = draft.map((o) => {
-      const out = { ...o, weight: weightValue(String(o.weight)) };
+      // Pasted values lose their surrounding spaces.
+      const out = { ...o, name: o.name.trim(), address: o.address.trim(), zone: (o.zone || '').trim(), weight: weightValue(String(o.weight)) };
       if (!out.zone) delete out.zone;
       return out;
     });
@@ -118,7 +120,7 @@ export async function poolPage(id, notice) {
     } catch (e) {
       if (!(e instanceof Problem)) throw e;
       if (e.status === 412) {
-        status.replaceChildren(`Conflict: someone changed this pool since you opened it (your ETag ${etag} is stale). Nothing was saved. `,
+        status.replaceChildren(`Conflict: someone changed this pool since you opened it (you opened revision ${etag.replaceAll('"', '')}). Nothing was saved. `,
           el('button', { type: 'button', text: 'Reload the pool', onclick: () => redraw('') }));
         status.className = 'error';
         status.setAttribute('data-conflict', 'true');
