@@ -306,7 +306,9 @@ func (p *Pool) Validate(refs References) error {
 		if msg := addressProblem(o.Address); msg != "" {
 			e.add(path+".address", "%s", msg)
 		}
-		checkUnit(&e, path+".weight", o.Weight)
+		if !(o.Weight >= 0 && o.Weight <= 1) {
+			e.add(path+".weight", "must be in [0, 1]: a weight is a share of the pool's answers (0.7 and 0.3; 1 and 1 for an even split)")
+		}
 		checkOwner(&e, path+".owner", o.Owner)
 		for k := range o.Header {
 			if !strings.EqualFold(k, "Host") {

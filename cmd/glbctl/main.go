@@ -67,6 +67,8 @@ Every command takes --server URL (GLB_SERVER, default http://127.0.0.1:8080)
 and --token TOKEN (GLB_API_TOKEN), before or after the command. LB, POOL and
 ID take an id or a name; a name several objects share is refused with their
 ids. A refusal by safety rules names the flag that overrides it (--override).
+In a file, an origin's weight is a share in [0, 1] (0.7 and 0.3; 1 and 1 split
+evenly) and its address an IP or a hostname (answered as a CNAME).
 "glbctl COMMAND -h" lists its flags.
 `
 
