@@ -297,7 +297,7 @@ func testDefaults(t *testing.T, c context.Context, s pools.Store) {
 		return got
 	}
 	z := decode(pools.KindZone, `{"name":"GLB.Example.COM.","nameservers":["ns1.glb.example.com"]}`).(*pools.Zone)
-	if z.Name != "glb.example.com" || z.TTL != 300 || z.SOA.Refresh != 10000 || z.Serial == 0 {
+	if z.Name != "glb.example.com" || z.TTL != 300 || z.SOA.Refresh != 14400 || z.SOA.Retry != 3600 || z.Serial == 0 {
 		t.Errorf("zone defaults: name %q ttl %d refresh %d serial %d", z.Name, z.TTL, z.SOA.Refresh, z.Serial)
 	}
 	m := decode(pools.KindMonitor, `{}`).(*pools.Monitor)
