@@ -405,7 +405,7 @@ func TestGetExplainHealth(t *testing.T) {
 	if err := json.Unmarshal([]byte(n.mustCtl(exitOK, "get", "load_balancers", "-o", "json")), &list); err != nil || len(list) != 2 {
 		t.Errorf("get load_balancers -o json: %v %v", list, err)
 	}
-	if code, _, errOut := n.ctl("get", "pools", "nope"); code != exitFailed || !strings.Contains(errOut, `no pool with id or name "nope"`) {
+	if code, _, errOut := n.ctl("get", "pools", "nope"); code != exitFailed || !strings.Contains(errOut, "404") {
 		t.Errorf("get of a missing pool: exit %d: %s", code, errOut)
 	}
 	if code, _, _ := n.ctl("get", "frobs"); code != exitUsage {

@@ -13,7 +13,8 @@ import (
 // or else its name (a load balancer's or zone's in any case, with or
 // without the trailing dot), as the console takes either. A name that
 // several objects share is an error listing their ids, so that the one
-// meant can be given.
+// meant can be given. A reference nothing matches is returned as it is,
+// for the API to answer.
 func (c *client) resolve(ctx context.Context, k pools.Kind, ref string) (string, error) {
 	raws, err := c.list(ctx, k)
 	if err != nil {
@@ -35,7 +36,9 @@ func (c *client) resolve(ctx context.Context, k pools.Kind, ref string) (string,
 	}
 	switch len(ids) {
 	case 0:
-		return "", fmt.Errorf("no %s with id or name %q (glbctl get %s lists them)", k.Singular(), ref, k)
+		// Neither an id nor a name this token sees: the API says why
+		// (404, or 403 for an object outside a zone-scoped token's).
+		return ref, nil
 	case 1:
 		return ids[0], nil
 	}

