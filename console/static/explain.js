@@ -91,7 +91,7 @@ function drawExplain(x) {
     el('li', {}, el('strong', { text: 'Records. ' }), el('ul', { id: 'x-records' }, d.records.map((r) => el('li', { text: `${r.type} ${r.value} (${r.origin})` }))),
       `TTL ${d.ttl}`),
     el('li', {}, el('strong', { text: 'ECS scope: ' }), el('span', { id: 'x-scope', text: String(d.ecs_scope) }),
-      el('span', { id: 'x-scope-why', text: scopeNote(x, d) })));
+      el('span', { id: 'x-scope-why', text: scopeNote(x, d) }))));
 }
 
 // scopeNote says why the ECS scope is what it is: a subnet the query
