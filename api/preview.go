@@ -77,11 +77,16 @@ type PreviewEdits struct {
 // after the edits when there are any.
 type Preview struct {
 	// Revision is the configuration revision of the snapshot served now.
-	Revision int64            `json:"revision"`
-	Type     string           `json:"type"`
-	Clients  int              `json:"clients"`
-	Now      steering.Shares  `json:"now"`
-	After    *steering.Shares `json:"after,omitempty"`
+	Revision int64  `json:"revision"`
+	Type     string `json:"type"`
+	Clients  int    `json:"clients"`
+	// UsesECS says whether the load balancer served now locates a query
+	// by its ECS subnet (UseECS, as DNS decides), so that a reader knows
+	// which clients a place stands for; PreferECS is the setting.
+	UsesECS   bool             `json:"uses_ecs"`
+	PreferECS string           `json:"prefer_ecs"`
+	Now       steering.Shares  `json:"now"`
+	After     *steering.Shares `json:"after,omitempty"`
 	// Sample is set for a real-traffic preview.
 	Sample *PreviewSample `json:"sample,omitempty"`
 	// Moves are the shares of the answers the edits move from pool to
@@ -161,6 +166,7 @@ func (s *server) preview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := &Preview{Revision: snap.Revision(), Type: qtype.String(), Clients: len(sample),
+		UsesECS: now.UseECS(), PreferECS: string(now.PreferECS()),
 		Now: snap.Preview(now, sample, qtype, locate), Sample: info}
 	if len(edits) > 0 {
 		edited, err := snap.With(edits...)

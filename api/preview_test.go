@@ -86,6 +86,11 @@ func TestPreview(t *testing.T) {
 	if p.After != nil || p.Clients != 4 || p.Type != "A" || p.Revision < 5 {
 		t.Errorf("preview without edits: %+v", p)
 	}
+	// Steering off, prefer_ecs auto: where a client is does not matter,
+	// and the answer says the ECS subnet is not what places it.
+	if p.UsesECS || p.PreferECS != "auto" {
+		t.Errorf("off steering: uses_ecs %v, prefer_ecs %q; want false, auto", p.UsesECS, p.PreferECS)
+	}
 
 	// Unsaved edits: b's weight to 0.6, and a new IPv4 origin d.
 	edit := map[string]any{"origins": []map[string]any{

@@ -92,6 +92,8 @@ func TestConsoleFromEmpty(t *testing.T) {
 	drive(t, ctx, "create an unchecked pool",
 		chromedp.Click(`#nav-config`), chromedp.WaitVisible(`#new-pools`), chromedp.Click(`#new-pools`), chromedp.WaitVisible(`#o0-name`),
 		chromedp.SendKeys(`#f-name`, "web-us"),
+		// The form defaults to the monitor; this pool is left unchecked.
+		chromedp.SetValue(`#f-monitor`, ""),
 		chromedp.SendKeys(`#o0-name`, "us-1"), chromedp.SendKeys(`#o0-address`, "192.0.2.50"),
 		chromedp.Click(`#save`), waitFor(`location.hash === "#config" && !!document.querySelector('section[data-kind=pools]')?.innerText.includes("web-us")`, 10*time.Second))
 
@@ -149,17 +151,22 @@ func TestConsoleFromEmpty(t *testing.T) {
 		t.Errorf("the unchecked origin reads %q (state %q)", usText, usState)
 	}
 
-	// A deep link to explain fills the form and explains at once; the
-	// ECS subnet that the default prefer_ecs sets aside is named, and the
-	// sets have their legend.
+	// A deep link to explain fills the form and explains at once; an
+	// ECS subnet that prefer_ecs never sets aside is named, in the ignored
+	// list and in the scope line (not as "no ECS subnet"), and the sets
+	// have their legend.
+	g.must("PATCH", "/api/v1/load_balancers/"+lbID(t, g, "www.glb.example.com"), map[string]any{"location_strategy": map[string]any{"prefer_ecs": "never"}})
 	ctx = nextTab(t, ctx)
-	var ign, legend string
+	var ign, legend, scope string
 	drive(t, ctx, "explain by deep link",
 		chromedp.Navigate(ui+"#explain?lb=www.glb.example.com&client=198.51.100.7&ecs=127.0.0.0/24"),
 		chromedp.WaitVisible(`#x-ignored li[data-what="ecs"]`),
-		chromedp.Text(`#x-ignored`, &ign), chromedp.Text(`dl.legend`, &legend))
-	if !strings.Contains(ign, "127.0.0.0/24 was not used") || !strings.Contains(ign, "prefer_ecs is proximity") {
+		chromedp.Text(`#x-ignored`, &ign), chromedp.Text(`dl.legend`, &legend), chromedp.Text(`#x-scope-why`, &scope))
+	if !strings.Contains(ign, "127.0.0.0/24 was not used") || !strings.Contains(ign, "prefer_ecs is never") {
 		t.Errorf("explain's ignored list reads %q", ign)
+	}
+	if !strings.Contains(scope, "the query's ECS subnet 127.0.0.0/24 was not used") || strings.Contains(scope, "carried no ECS") {
+		t.Errorf("explain's scope line reads %q", scope)
 	}
 	if !strings.Contains(legend, "original eligible") || !strings.Contains(legend, "modified eligible") {
 		t.Errorf("the sets' legend reads %q", legend)

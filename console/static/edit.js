@@ -346,7 +346,10 @@ export async function editPage(arg) {
     if (id) obj.steering_policy = policyName(obj);
     if (!id && !obj.zone && ctx.zones.length === 1) obj.zone = ctx.zones[0].id;
   }
-  if (kind === 'pools' && !id) obj = { enabled: true, minimum_origins: 1, origin_steering: { policy: 'random' }, load_shedding: { default_percent: 0, default_policy: 'random' } };
+  // A new pool is checked by the newest monitor (the one "create a
+  // monitor first" just made), not left unchecked by default.
+  const newest = [...ctx.monitors].sort((a, b) => String(b.created_on).localeCompare(String(a.created_on)))[0];
+  if (kind === 'pools' && !id) obj = { enabled: true, minimum_origins: 1, monitor: newest?.id || '', origin_steering: { policy: 'random' }, load_shedding: { default_percent: 0, default_policy: 'random' } };
   if (kind === 'monitors' && !id) obj = { type: 'http', method: 'GET', path: '/', expected_codes: '200', interval: 60, timeout: 5, retries: 2, consecutive_up: 0, consecutive_down: 0 };
   if (kind === 'zones' && !id) obj = { ttl: 300, soa: { refresh: 14400, retry: 3600, expire: 604800, minimum: 300 } };
   if (kind === 'load_balancers' && !id) obj = { ...obj, enabled: true, ttl: 30, steering_policy: 'off', location_strategy: { prefer_ecs: 'auto' }, answers: 1,

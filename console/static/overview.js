@@ -10,7 +10,7 @@ function problemText(order, ok, hs, byID) {
   const parts = [];
   for (const id of order) {
     const name = byID.get(id)?.name || id;
-    if (!ok(id)) parts.push(`pool ${name} ${byID.get(id)?.enabled === false ? 'disabled' : hs.get(id)?.healthy === false ? 'down' : 'shifted away'}`);
+    if (!ok(id)) parts.push(`pool ${name} ${byID.get(id)?.enabled === false ? 'disabled' : 'down'}`);
   }
   for (const id of order) {
     const down = (hs.get(id)?.origins || []).filter((o) => o.healthy === false).map((o) => o.name);
@@ -50,7 +50,7 @@ async function mappings(lb, policy) {
       const top = [...data.now.pools].sort((a, b) => b.share - a.share)[0];
       // The order the place's clients try the pools in, from the same
       // decision (one place has one, unless random steering draws).
-      return { ...m, now: top?.id, nowName: top?.name, order: data.now.orders?.[0]?.pools };
+      return { ...m, now: top?.id, nowName: top?.name, order: data.now.orders?.[0]?.pools, ecs: data.uses_ecs, prefer: data.prefer_ecs };
     } catch (e) {
       return { ...m, error: e.message };
     }
@@ -68,12 +68,21 @@ function orderText(m, lb, byID) {
     : p.rtt_ms !== undefined ? ` (${Math.round(p.rtt_ms)}\u00a0ms)` : '')).join(' → ');
 }
 
+// clientsText says which clients a mapping's row is about, by whether the
+// DNS servers locate this load balancer's queries by their ECS subnet
+// (the preview answer's uses_ecs, their own decision).
+function clientsText(m) {
+  if (m.error) return '';
+  return m.ecs ? `with ECS: subnets in ${m.key}; without ECS: resolvers in ${m.key}`
+    : `resolvers in ${m.key}; ECS subnets are not used (prefer_ecs ${m.prefer})`;
+}
+
 function mappingTable(lb, policy, maps, byID) {
   const head = policy === 'geo' ? 'country or region' : 'clients in region';
   return el('table', { class: 'stack mappings', 'aria-label': `Mappings of ${lb.name}` },
     el('thead', {}, el('tr', {}, [head, policy === 'proximity' ? 'pools (nearest first)' : policy === 'dynamic_latency' ? 'pools (lowest RTT first)' : 'pools in order', 'answering now'].map((t) => el('th', { scope: 'col', text: t })))),
-    el('tbody', {}, maps.map((m) => el('tr', { 'data-mapping': m.key, 'data-now': m.nowName || '', 'data-order': (m.order || []).map((p) => p.name).join(' ') },
-      el('td', { 'data-label': head, text: `${m.key} (${m.via})` }),
+    el('tbody', {}, maps.map((m) => el('tr', { 'data-mapping': m.key, 'data-now': m.nowName || '', 'data-order': (m.order || []).map((p) => p.name).join(' '), 'data-ecs': String(!!m.ecs) },
+      el('td', { 'data-label': head }, `${m.key} (${m.via})`, el('br'), el('span', { class: 'muted clients', text: clientsText(m) })),
       el('td', { 'data-label': 'pools', text: orderText(m, lb, byID) }),
       el('td', { 'data-label': 'answering now' }, m.error ? el('span', { class: 'error', text: m.error }) : el('strong', { text: m.nowName || '—' }))))));
 }
@@ -108,18 +117,23 @@ export async function overview() {
     call('GET', '/safety').then((r) => r.data, () => [])]);
   // A pool shifted for a load balancer does not serve it.
   const active = shifts.filter((sh) => sh.status === 'active');
-  const shiftedFor = (lb, id) => active.some((sh) => sh.target.pool === id && (!(sh.load_balancers || []).length || sh.load_balancers.includes(lb.id)));
+  const shiftFor = (lb, id) => active.find((sh) => sh.target.pool === id && (!(sh.load_balancers || []).length || sh.load_balancers.includes(lb.id)));
+  const shiftedFor = (lb, id) => !!shiftFor(lb, id);
   const byID = new Map(ps.map((p) => [p.id, p]));
   const hs = new Map(await Promise.all(ps.map(async (p) => [p.id, (await call('GET', `/pools/${p.id}/health`)).data])));
   const maps = new Map(await Promise.all(lbs.filter((lb) => lb.enabled !== false && steered(policyName(lb)))
     .map(async (lb) => [lb.id, await mappings(lb, policyName(lb))])));
   const cards = lbs.map((lb) => {
     const order = poolOrder(lb);
-    const ok = (id) => byID.get(id)?.enabled !== false && hs.get(id)?.healthy !== false && !shiftedFor(lb, id);
+    // A shifted pool was moved away on purpose: not a problem (red) but
+    // a deliberate state (amber) with its reason.
+    const up = (id) => byID.get(id)?.enabled !== false && hs.get(id)?.healthy !== false;
+    const ok = (id) => up(id) && !shiftedFor(lb, id);
     const now = lb.default_pools.find(ok) || lb.fallback_pool;
     const policy = policyName(lb);
     const broken = safety.filter((h) => h.load_balancer === lb.id);
-    const problem = broken.length > 0 || lb.enabled !== false && order.some((id) => !ok(id) || (hs.get(id)?.origins || []).some((o) => o.healthy === false));
+    const problem = broken.length > 0 || lb.enabled !== false && order.some((id) => !up(id) || (hs.get(id)?.origins || []).some((o) => o.healthy === false));
+    const shiftedHere = order.map((id) => [id, shiftFor(lb, id)]).filter(([, sh]) => sh);
     const role = (id) => {
       if (lb.default_pools.includes(id)) return String(lb.default_pools.indexOf(id) + 1);
       if (id === lb.fallback_pool) return 'fallback';
@@ -133,14 +147,16 @@ export async function overview() {
         el('td', { 'data-label': 'order', text: role(id) }),
         el('td', { 'data-label': 'pool' }, el('a', { href: `#pool/${id}`, text: p?.name || id })),
         el('td', { 'data-label': 'health' }, p?.enabled === false ? el('span', { class: 'down', text: 'disabled' }) : health(h?.healthy, !p?.monitor && !p?.monitors?.length),
-          shiftedFor(lb, id) ? el('span', { class: 'down shifted', text: ' shifted away' }) : '',
+          shiftedFor(lb, id) ? el('span', { class: 'shifted', text: ` shifted away (deliberate: ${shiftFor(lb, id).reason})` }) : '',
           id === now ? el('strong', { text: steered(policy) ? ' ← answering unmapped clients now' : ' ← answering now' }) : ''),
         el('td', { 'data-label': 'origins' }, el('ul', { class: 'plain' }, origins)));
     });
-    return { problem, node: el('section', { class: 'card' + (problem ? ' problem' : ''), 'data-lb': lb.name, 'aria-label': lb.name },
+    return { problem, node: el('section', { class: 'card' + (problem ? ' problem' : shiftedHere.length ? ' deliberate' : ''), 'data-lb': lb.name, 'aria-label': lb.name },
       el('h2', { text: lb.name }),
       el('p', { class: 'muted', text: `steering ${policy}${policy === 'off' ? ' (default pools in order)' : ''}${lb.enabled === false ? ' · disabled' : ''}` }),
-      problem ? el('p', { class: 'problem-text', text: `Problem: ${problemText(order, ok, hs, byID)}` }) : '',
+      problem ? el('p', { class: 'problem-text', text: `Problem: ${problemText(order, up, hs, byID)}` }) : '',
+      shiftedHere.map(([id, sh]) => el('p', { class: 'shift-text', 'data-shifted': byID.get(id)?.name || id,
+        text: `Shifted (deliberate): pool ${byID.get(id)?.name || id} is moved away, reason “${sh.reason}”, until ${new Date(sh.expires_at).toISOString().slice(0, 16).replace('T', ' ')} UTC` })),
       broken.map((h) => el('p', { class: 'problem-text', 'data-safety': h.rule, text: `Safety rule ${h.rule} no longer holds: ${h.message} (${h.minimum})` })),
       el('table', { class: 'stack' },
         el('thead', {}, el('tr', {}, ['order', 'pool', 'health', 'origins'].map((t) => el('th', { scope: 'col', text: t })))),
@@ -153,11 +169,11 @@ export async function overview() {
   // Global rules (no load balancer of their own) above every card.
   const global = safety.filter((h) => !h.load_balancer).map((h) => el('p', { class: 'problem-text', 'data-safety': h.rule,
     text: `Global safety rule ${h.rule} no longer holds: ${h.message} (limit ${h.minimum}; load balancers ${(h.load_balancers || []).join(', ')})` }));
-  // Load balancers with a problem come before the shifts and their form,
-  // so that on a phone the problem is what the operator sees first.
+  // The load balancers (problems first) come before the shifts and their
+  // form; an empty node leads with the guide to its first load balancer,
+  // so that on a phone it is what the newcomer sees first.
   const nodes = [el('h2', { text: 'Load balancers', tabindex: '-1', class: 'page-title' }), ...global,
-    ...cards.filter((c) => c.problem).map((c) => c.node), shiftsCard(shifts, () => redraw()), ...cards.filter((c) => !c.problem).map((c) => c.node)];
-  if (!cards.length) nodes.push(await firstSteps());
+    ...(cards.length ? [] : [await firstSteps()]), ...cards.map((c) => c.node), shiftsCard(shifts, () => redraw())];
   const notice = takeFlash();
   if (notice) nodes.splice(1, 0, el('p', { class: 'notice', id: 'flash', role: 'status', text: notice }));
   return { nodes, key: JSON.stringify([lbs, ps, safety, shifts.map((sh) => [sh.id, sh.status, sh.revision]), [...hs].map(([id, h]) => [id, h.healthy, h.origins.map((o) => [o.name, o.address, o.healthy, o.reason, o.state])]), [...maps]]),

@@ -120,7 +120,7 @@ export async function poolPage(id, notice) {
     } catch (e) {
       if (!(e instanceof Problem)) throw e;
       if (e.status === 412) {
-        status.replaceChildren(`Conflict: someone changed this pool since you opened it (you opened revision ${etag.replaceAll('"', '')}). Nothing was saved. `,
+        status.replaceChildren(`Conflict: someone changed this pool since you opened it (you opened revision ${etag.replaceAll('"', '')}, now stale). Nothing was saved. `,
           el('button', { type: 'button', text: 'Reload the pool', onclick: () => redraw('') }));
         status.className = 'error';
         status.setAttribute('data-conflict', 'true');

@@ -63,12 +63,17 @@ export async function previewPage() {
     const clients = real.checked ? null : parseSample(sample.value);
     const lbID = pick.select.value;
     try {
-      const [{ data: now }, { data: lb }] = await Promise.all([
+      const [{ data: now }, { data: lb }, { data: shifts }] = await Promise.all([
         call('POST', `/load_balancers/${lbID}/preview`, { ...asked(clients), type: type.value }),
-        call('GET', `/load_balancers/${lbID}`)]);
+        call('GET', `/load_balancers/${lbID}`),
+        call('GET', '/shifts?status=active&per_page=1000')]);
       const ps = await Promise.all(poolOrder(lb).map(async (id) => (await call('GET', `/pools/${id}`)).data));
+      // The shifts in force for this load balancer: a pool at 0 % says a
+      // shift is why, rather than look like an outage.
+      const shifted = new Map(shifts.filter((sh) => sh.target.pool && (!(sh.load_balancers || []).length || sh.load_balancers.includes(lbID)))
+        .map((sh) => [sh.target.pool, sh]));
       showFieldErrors(form, [], () => null, formError);
-      out.replaceChildren(...editor(lbID, clients, type.value, now, ps));
+      out.replaceChildren(...editor(lbID, clients, type.value, now, ps, shifted));
     } catch (e) {
       if (!(e instanceof Problem)) throw e;
       const lines = sample.value.split('\n').map((s) => s.trim()).filter(Boolean);
@@ -102,7 +107,7 @@ const asked = (clients) => (clients ? { clients } : { sample: 'real' });
 
 // editor draws the shares now beside the shares after the unsaved edit,
 // with the edit's controls in the same rows.
-function editor(lbID, clients, qtype, now, ps) {
+function editor(lbID, clients, qtype, now, ps, shifted = new Map()) {
   // edits: pool id → { enabled, weights: Map(origin → value), enabled: Map(origin → bool) }
   const edit = new Map(ps.map((p) => [p.id, { enabled: p.enabled, weight: new Map(), on: new Map() }]));
   let after = null;
@@ -137,7 +142,8 @@ function editor(lbID, clients, qtype, now, ps) {
       const on = el('input', { type: 'checkbox', checked: e.enabled });
       on.addEventListener('change', () => { e.enabled = on.checked; update(); });
       rows.push(el('tr', { class: 'pool-row', 'data-pool': p.name },
-        el('th', { scope: 'row', 'data-label': 'pool', text: `pool ${p.name}` }),
+        el('th', { scope: 'row', 'data-label': 'pool' }, `pool ${p.name}`,
+          shifted.has(p.id) ? el('span', { class: 'shifted', 'data-shifted': 'true', text: ` shifted away (deliberate: “${shifted.get(p.id).reason}”): the shift is why it answers none` }) : ''),
         shareCell('now', nowShares.get(p.id) ?? 0, false), shareCell('after', afterShares ? (afterShares.get(p.id) ?? 0) : undefined, true),
         el('td', { 'data-label': 'edit' }, field(`pe${pi}`, `Pool ${p.name} enabled`, on, { short: 'pool enabled' }))));
       p.origins.forEach((o, oi) => {

@@ -55,7 +55,7 @@ export function shiftsCard(shifts, redraw) {
       el('td', { 'data-label': 'end' }, end));
   });
   const kind = el('select', {}, ['pool', 'origin', 'zone'].map((k) => el('option', { value: k, text: k })));
-  const what = el('input', { type: 'text', autocomplete: 'off', placeholder: 'pool id, pool/origin or zone label', required: true });
+  const what = el('input', { type: 'text', autocomplete: 'off', placeholder: 'e.g. web-eu', required: true });
   const lbs = el('input', { type: 'text', autocomplete: 'off', placeholder: 'all' });
   const reason = el('input', { type: 'text', autocomplete: 'off', required: true });
   const duration = el('input', { type: 'text', autocomplete: 'off', value: '1h', required: true });
@@ -64,7 +64,7 @@ export function shiftsCard(shifts, redraw) {
   const form = el('form', { id: 's-form', 'aria-label': 'Start a shift', novalidate: true },
     el('div', { class: 'row' },
       el('div', {}, field('s-kind', 'Move traffic away from a', kind)),
-      el('div', { class: 'grow' }, field('s-target', 'Target', what)),
+      el('div', { class: 'grow' }, field('s-target', 'Target (pool id, pool/origin or zone label)', what)),
       el('div', {}, field('s-lbs', 'Load balancers (ids, comma-separated)', lbs)),
       el('div', { class: 'grow' }, field('s-reason', 'Reason', reason)),
       el('div', {}, field('s-duration', 'Duration (90s, 2h, 3d)', duration))),
