@@ -201,6 +201,14 @@ func TestConsoleFromEmpty(t *testing.T) {
 	if !strings.Contains(used, "load balancer") {
 		t.Errorf("deleting a pool in use reads %q", used)
 	}
+	// The refusal disarms the confirmation and links to the user.
+	var armed bool
+	var link string
+	drive(t, ctx, "the refusal", chromedp.Evaluate(`!document.getElementById("delete-confirm").hidden`, &armed),
+		chromedp.AttributeValue(`#delete-status a[data-referrer]`, "href", &link, nil))
+	if armed || !strings.HasPrefix(link, "#edit/load_balancers/") {
+		t.Errorf("after the refusal: confirmation armed %v, link to the user %q", armed, link)
+	}
 	drive(t, ctx, "delete the network",
 		chromedp.Click(`#nav-config`), chromedp.WaitVisible(`section[data-kind=networks] a`),
 		chromedp.Click(`section[data-kind=networks] a`), chromedp.WaitVisible(`#delete`),

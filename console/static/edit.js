@@ -239,8 +239,8 @@ export const KINDS = {
       area('header', 'Request headers', 'http and https: one a line, "Name: value", e.g. "Host: www.example.com"', showHeaders, readHeaders, 2),
       check('follow_redirects', 'Follow redirects', 'http and https', false),
       check('allow_insecure', 'Allow an invalid certificate', 'https', false),
-      number('consecutive_up', 'Successes in a row to be up', '0 = 1'),
-      number('consecutive_down', 'Failures in a row to be down', '0 = 1'),
+      number('consecutive_up', 'Successes in a row to be up', '0 or 1: one success is enough'),
+      number('consecutive_down', 'Failures in a row to be down', '0 or 1: one failure is enough'),
     ],
   },
   pools: {
@@ -464,9 +464,14 @@ function deleteBox(kind, id, spec, obj, etag) {
       location.hash = '#config';
     } catch (e) {
       if (!(e instanceof Problem)) throw e;
-      const refs = (e.body.referrers || []).map((r) => `${r.kind.replace('_', ' ')} ${r.name || r.id}`);
-      msg.textContent = `Not deleted: ${e.message}${refs.length ? ` (used by ${refs.join(', ')})` : ''}`;
+      // Disarmed: a refused delete asks again rather than stay one
+      // click from a second try; each user is a link to its page.
+      confirm.hidden = true;
+      const refs = (e.body.referrers || []).map((r) => el('a', { href: `#edit/${r.kind}/${encodeURIComponent(r.id)}`, 'data-referrer': r.id,
+        text: `${r.kind.replace(/s$/, '').replace('_', ' ')} ${r.name || r.id}` }));
+      msg.replaceChildren(`Not deleted: ${e.message}`, ...(refs.length ? [' (used by ', ...refs.flatMap((a, i) => (i ? [', ', a] : [a])), ')'] : []));
       msg.className = 'error';
+      ask.focus();
     }
   });
   return el('section', { class: 'card', 'aria-label': 'Delete' }, el('h2', { text: 'Delete' }), el('div', { class: 'actions' }, ask, confirm), msg);
