@@ -86,6 +86,13 @@ func TestConsoleTSIGKeys(t *testing.T) {
 	if got, _ := dig(t, g.dns, "_acme-challenge.www.glb.example.com", "TXT"); len(got) != 1 || got[0] != `"token"` {
 		t.Fatalf("after the command shown: TXT %v", got)
 	}
+	// One's own create (and the update it signed) changed no key and no
+	// zone: the card does not call the list behind.
+	var stale bool
+	drive(t, ctx, "own create", chromedp.Evaluate(`document.getElementById("k-stale") !== null`, &stale))
+	if stale {
+		t.Errorf("after one's own create the card says the configuration changed meanwhile")
+	}
 	// A change elsewhere does not redraw the secret away: the card says
 	// the list is behind, and closing it redraws the list.
 	g.must("POST", "/api/v1/tsig_keys", map[string]any{"name": "made-elsewhere", "grants": []map[string]any{{"zone": zoneID, "name": "glb.example.com", "match": "subtree", "types": []string{"TXT"}}}})

@@ -209,9 +209,13 @@ export async function tsigPage(state = {}) {
     key: JSON.stringify([keys, zones.map((z) => [z.id, z.name])]),
     // A redraw would lose a secret on screen: none while one is shown;
     // the card says the list is behind and redraws it when closed.
-    refresh: () => {
+    refresh: async () => {
       const card = document.getElementById('k-secret');
       if (!card) return 'rerender';
+      // The event of one's own create changed nothing the list shows: the
+      // list is behind only when the keys or zones differ from it.
+      const [k2, z2] = await Promise.all([list('tsig_keys'), list('zones')]);
+      if (JSON.stringify([k2, z2.map((z) => [z.id, z.name])]) === JSON.stringify([keys, zones.map((z) => [z.id, z.name])])) return undefined;
       if (!card.querySelector('#k-stale')) {
         card.querySelector('.notice').after(el('p', { id: 'k-stale', class: 'notice', role: 'status',
           text: 'The configuration changed meanwhile: the list below is redrawn once you close this.' }));
