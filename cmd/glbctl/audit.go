@@ -122,7 +122,7 @@ func shiftChange(e pools.AuditEntry) string {
 	if json.Unmarshal(raw, &sh) != nil {
 		return ""
 	}
-	verb := map[string]string{pools.ActionCreate: "started", pools.ActionEnd: "ended", pools.ActionExpire: "expired",
+	verb := map[string]string{pools.ActionCreate: "started", "start": "started", pools.ActionEnd: "ended", pools.ActionExpire: "expired",
 		pools.ActionDelete: "deleted", pools.ActionUpdate: "changed"}[e.Action]
 	if verb == "" {
 		verb = e.Action

@@ -73,7 +73,7 @@ export async function auditPage(arg) {
       const sh = after || before || {}, t = sh.target || {};
       const target = t.pool ? `pool ${poolName.get(t.pool) || t.pool}` : t.origin ? `origin ${t.origin}` : `zone ${t.zone}`;
       object = `shift of ${target}`;
-      const verb = { create: 'started', end: 'ended', expire: 'expired', delete: 'deleted' }[e.action] || e.action;
+      const verb = { create: 'started', start: 'started', end: 'ended', expire: 'expired', delete: 'deleted' }[e.action] || e.action;
       what = `${verb}: ${target} shifted away, reason “${sh.reason || ''}”`;
     } else {
       const o = after || before || {};

@@ -467,7 +467,7 @@ function deleteBox(kind, id, spec, obj, etag) {
       // Disarmed: a refused delete asks again rather than stay one
       // click from a second try; each user is a link to its page.
       confirm.hidden = true;
-      const refs = (e.body.referrers || []).map((r) => el('a', { href: `#edit/${r.kind}/${encodeURIComponent(r.id)}`, 'data-referrer': r.id,
+      const refs = (e.body.referrers || []).map((r) => el('a', { href: `#edit/${r.kind.replace(/s?$/, 's')}/${encodeURIComponent(r.id)}`, 'data-referrer': r.id,
         text: `${r.kind.replace(/s$/, '').replace('_', ' ')} ${r.name || r.id}` }));
       msg.replaceChildren(`Not deleted: ${e.message}`, ...(refs.length ? [' (used by ', ...refs.flatMap((a, i) => (i ? [', ', a] : [a])), ')'] : []));
       msg.className = 'error';
