@@ -43,6 +43,8 @@ func TestHandlerAllocatesNothing(t *testing.T) {
 		benchQuery(t, "www.sub.glb.example.com.", ""), // referral with glue
 		benchQuery(t, "nope.sub.glb.example.com.", ""),
 		benchQueryType(t, "lb-https.glb.example.com.", dns.TypeHTTPS, "198.51.100.0/24"),
+		// prefer_ecs auto, the default, deciding on the ECS subnet.
+		benchQuery(t, "lb-off.glb.example.com.", "203.0.113.0/24"),
 	} {
 		if n := testing.AllocsPerRun(1000, func() { w.handle(s, q, src, false) }); n != 0 {
 			t.Errorf("%.1f allocations per query, want 0", n)
@@ -157,6 +159,7 @@ func BenchmarkHandler(b *testing.B) {
 		{"lb-geo-zonal-ecs-controlled", "lb-geo.glb.example.com.", dns.TypeA, "198.51.100.0/24", controlled},
 		// A rollout half way through a pool order change: a draw per query.
 		{"lb-off", "lb-off.glb.example.com.", dns.TypeA, "", s},
+		{"lb-off-ecs-auto", "lb-off.glb.example.com.", dns.TypeA, "203.0.113.0/24", s},
 		{"lb-off-staged-order", "lb-off.glb.example.com.", dns.TypeA, "", staged},
 		{"lb-https-geo-zonal-ecs", "lb-https.glb.example.com.", dns.TypeHTTPS, "198.51.100.0/24", s},
 		// Every exchange offered to dnstap, whose reader never reads.
