@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -19,8 +21,31 @@ func TestConsoleNotifications(t *testing.T) {
 	g := startGlbd(t, "", "--notify-poll", "200ms", "--outbound-allow", "127.0.0.1")
 	ui := g.api + "/ui/"
 	ctx := browserTab(t)
+	if err := chromedp.Run(ctx, cdpbrowser.GrantPermissions([]cdpbrowser.PermissionType{cdpbrowser.PermissionTypeClipboardReadWrite, cdpbrowser.PermissionTypeClipboardSanitizedWrite})); err != nil {
+		t.Fatal(err)
+	}
 	// With no subscription the page says so; the first one added hides it.
 	drive(t, ctx, "empty", chromedp.Navigate(ui+"#notifications"), chromedp.WaitVisible(`#n-empty`))
+	// The events in words, which are sent said in full; the PagerDuty
+	// key only for that format.
+	var events, chosen string
+	var keyShown, keyForPD bool
+	drive(t, ctx, "the form", chromedp.Text(`#n-events`, &events), chromedp.Text(`#n-chosen`, &chosen),
+		chromedp.Evaluate(`document.getElementById("n-routing-key").offsetParent !== null`, &keyShown),
+		chromedp.SetValue(`#n-format`, "pagerduty"), chromedp.Evaluate(`document.getElementById("n-format").dispatchEvent(new Event("change"))`, nil),
+		chromedp.Evaluate(`document.getElementById("n-routing-key").offsetParent !== null`, &keyForPD),
+		chromedp.SetValue(`#n-format`, "standard"), chromedp.Evaluate(`document.getElementById("n-format").dispatchEvent(new Event("change"))`, nil),
+		chromedp.Click(`#n-ev-failover`), chromedp.Text(`#n-chosen`, &chosen),
+		chromedp.Click(`#n-ev-failover`))
+	if !strings.Contains(events, "a load balancer answers from another pool") || !strings.Contains(events, "a rollout steps") {
+		t.Errorf("the events read %q", events)
+	}
+	if keyShown || !keyForPD {
+		t.Errorf("the routing key shows for standard %v, for pagerduty %v; want only for pagerduty", keyShown, keyForPD)
+	}
+	if chosen != "Sent: 2 events (origin_health, pool_health)." {
+		t.Errorf("with failover unticked the form says %q", chosen)
+	}
 	drive(t, ctx, "refuse a URL that is not http(s)", chromedp.WaitVisible(`#n-form`),
 		retype(`#n-name`, "oncall"), retype(`#n-url`, "ftp://hooks.example.com/glb"), chromedp.Click(`#n-submit`),
 		waitFor(`document.querySelector('#n-url-error').textContent.includes('http or https')`, 5*time.Second))
@@ -31,6 +56,14 @@ func TestConsoleNotifications(t *testing.T) {
 		waitFor(`document.querySelector('#n-secret-value') !== null`, 5*time.Second),
 		chromedp.Text(`#n-secret-value`, &secret))
 	shot(t, ctx, "notifications")
+	// The form starts again; the secret has a copy button.
+	var left, copied string
+	drive(t, ctx, "after adding", chromedp.Value(`#n-name`, &left), chromedp.Click(`#n-copy-secret`),
+		waitFor(`document.getElementById("n-copy-status").textContent !== ""`, 5*time.Second),
+		chromedp.Evaluate(`navigator.clipboard.readText()`, &copied, func(p *cdpruntime.EvaluateParams) *cdpruntime.EvaluateParams { return p.WithAwaitPromise(true) }))
+	if left != "" || copied != secret {
+		t.Errorf("after adding: the name field keeps %q; %q copied", left, copied)
+	}
 	drive(t, ctx, "no longer empty", waitFor(`document.getElementById('n-empty').hidden`, 5*time.Second))
 	if !strings.HasPrefix(secret, "whsec_") {
 		t.Fatalf("secret shown %q", secret)
@@ -49,6 +82,11 @@ func TestConsoleNotifications(t *testing.T) {
 	drive(t, ctx, "send a test event", chromedp.Click(`#n-table tr[data-name="oncall"] button.test`),
 		waitFor(`document.querySelector('#d-table tr[data-type="test"][data-status="delivered"]') !== null`, 10*time.Second))
 	shot(t, ctx, "notification-deliveries")
+	var count string
+	drive(t, ctx, "the count", chromedp.Text(`#d-count`, &count))
+	if count != "1 delivery, newest first." {
+		t.Errorf("the deliveries count reads %q", count)
+	}
 	hs := rcv.hooks("/console")
 	if len(hs) != 1 || hs[0].bad != "" || hs[0].event.Type != "test" {
 		t.Fatalf("the receiver got %s", describeHooks(hs))

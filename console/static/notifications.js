@@ -1,7 +1,15 @@
 import { call } from './api.js';
 import { el, field, showFieldErrors, when } from './dom.js';
 
-const EVENTS = ['origin_health', 'pool_health', 'failover', 'shift', 'config', 'dnssec', 'node'];
+const EVENTS = ['origin_health', 'pool_health', 'failover', 'shift', 'config', 'dnssec', 'node', 'rollout'];
+// What each event is, in words; the identifier the API takes beside it.
+const EVENT_WORDS = {
+  origin_health: 'an origin goes down or comes back', pool_health: 'a pool goes down or comes back',
+  failover: 'a load balancer answers from another pool', shift: 'a shift starts, ends or expires',
+  config: 'the configuration changes', dnssec: 'a DNSSEC rollover step', node: 'a node joins or goes silent',
+  rollout: 'a rollout steps, pauses, resumes, rolls back, is aborted or completes',
+};
+const DEFAULT_EVENTS = ['origin_health', 'pool_health', 'failover'];
 const FORMATS = ['standard', 'slack', 'pagerduty'];
 
 // host shows a receiver without its path: a Slack webhook's path is its
@@ -30,11 +38,22 @@ export async function notificationsPage(arg) {
   const url = el('input', { type: 'url', autocomplete: 'off', placeholder: 'https://hooks.example.com/glb' });
   const format = el('select', {}, FORMATS.map((f) => el('option', { value: f, text: f })));
   const key = el('input', { type: 'password', autocomplete: 'off' });
-  const keyField = field('n-routing-key', 'PagerDuty routing key', key);
-  keyField.hidden = true;
-  format.addEventListener('change', () => { keyField.hidden = format.value !== 'pagerduty'; });
-  const boxes = EVENTS.map((e) => el('label', { class: 'check' },
-    el('input', { type: 'checkbox', value: e, id: 'n-ev-' + e, checked: ['origin_health', 'pool_health', 'failover'].includes(e) }), ' ' + e));
+  // A wrapper of its own: .field's display would override hidden, and
+  // the key would show for the standard format.
+  const keyField = el('div', { id: 'n-routing-key-row', hidden: true }, field('n-routing-key', 'PagerDuty routing key', key));
+  const showKey = () => { keyField.hidden = format.value !== 'pagerduty'; };
+  format.addEventListener('change', showKey);
+  const boxes = EVENTS.map((e) => el('label', { class: 'check', for: 'n-ev-' + e },
+    el('input', { type: 'checkbox', value: e, id: 'n-ev-' + e, checked: DEFAULT_EVENTS.includes(e), onchange: () => chosenText() }),
+    ` ${EVENT_WORDS[e]} `, el('code', { class: 'muted', text: e })));
+  // Which events will be sent, said in full, so that a default unticked
+  // by a stray click is seen before adding.
+  const chosen = el('p', { id: 'n-chosen', class: 'muted', role: 'status' });
+  const chosenText = () => {
+    const on = boxes.map((b) => b.querySelector('input')).filter((i) => i.checked).map((i) => i.value);
+    chosen.textContent = on.length ? `Sent: ${on.length} event${on.length === 1 ? '' : 's'} (${on.join(', ')}).` : 'No event chosen: the subscription would receive nothing.';
+  };
+  chosenText();
   const rest = el('p', { id: 'n-form-error', class: 'error', role: 'alert' });
   const secret = el('div', { id: 'n-secret', role: 'status' });
   const form = el('form', { id: 'n-form', 'aria-label': 'Add a subscription', novalidate: true },
@@ -43,8 +62,8 @@ export async function notificationsPage(arg) {
       el('div', {}, field('n-url', 'URL', url)),
       el('div', {}, field('n-format', 'Format', format)),
       el('div', {}, keyField)),
-    el('fieldset', { id: 'n-events', 'aria-describedby': 'n-events-error' }, el('legend', { text: 'Events' }), boxes,
-      el('span', { class: 'field-error', id: 'n-events-error', role: 'alert' })),
+    el('fieldset', { id: 'n-events', 'aria-describedby': 'n-events-error' }, el('legend', { text: 'Events (the first three ticked by default)' }), boxes,
+      el('span', { class: 'field-error', id: 'n-events-error', role: 'alert' })), chosen,
     el('button', { type: 'submit', id: 'n-submit', text: 'Add subscription' }), rest, secret);
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
@@ -53,11 +72,18 @@ export async function notificationsPage(arg) {
     if (format.value === 'pagerduty') body.routing_key = key.value;
     try {
       const { data } = await call('POST', '/notifications', body);
-      key.value = '';
+      // The form starts again for the next subscription.
+      name.value = ''; url.value = ''; key.value = ''; format.value = 'standard'; showKey();
+      for (const b of boxes) { const i = b.querySelector('input'); i.checked = DEFAULT_EVENTS.includes(i.value); }
+      chosenText();
       showFieldErrors(form, [], () => null, rest);
       // The secret is in this page only: a redraw drops it.
+      const copied = el('span', { id: 'n-copy-status', role: 'status', class: 'muted' });
+      const copy = el('button', { type: 'button', id: 'n-copy-secret', text: 'Copy the secret', onclick: async () => {
+        try { await navigator.clipboard.writeText(data.secret); copied.textContent = ' Copied.'; } catch { copied.textContent = ' The browser refused the clipboard: select the secret and copy it.'; }
+      } });
       secret.replaceChildren(data.secret
-        ? el('p', {}, `Signing secret of ${data.name}, shown this once: give it to the receiver now. `, el('code', { id: 'n-secret-value', text: data.secret }))
+        ? el('p', {}, `Signing secret of ${data.name}, shown this once: give it to the receiver now. `, el('code', { id: 'n-secret-value', text: data.secret }), ' ', copy, copied)
         : el('p', { text: `Subscription ${data.name} added.` }));
       tbody.prepend(row(data));
       empty.hidden = true;
@@ -124,7 +150,7 @@ async function deliveriesPage(id) {
       log.length ? el('table', { id: 'd-table', class: 'stack' },
         el('thead', {}, el('tr', {}, ['time', 'event', 'summary', 'status', 'attempts', 'last answer', 'next attempt'].map((t) => el('th', { scope: 'col', text: t })))),
         el('tbody', {}, rows)) : el('p', { id: 'd-empty', text: 'Nothing sent yet.' }),
-      el('p', { text: `${info?.total_count ?? log.length} deliveries, newest first.` })],
+      el('p', { id: 'd-count', text: `${info?.total_count ?? log.length} ${(info?.total_count ?? log.length) === 1 ? 'delivery' : 'deliveries'}, newest first.` })],
     // Attempts happen without any event of the stream: the page looks
     // again every 2 s while it is shown (a redraw of another page's
     // generation draws nothing).
