@@ -19,6 +19,8 @@ const maxChain = 8
 // connection) reuses from query to query, so that nothing is allocated
 // per query.
 type worker struct {
+	// xfr: the last query is a transfer for Config.Transfers (TCP only).
+	xfr   bool
 	r     request
 	b     builder
 	out   []byte
@@ -139,7 +141,13 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 		return b.finish()
 	}
 	if r.qtype == typeAXFR || r.qtype == typeIXFR {
-		// Zones are replicated through the store, never by transfer.
+		if tcp && s.cfg.Transfers != nil {
+			// Handed to the transfer service over this connection.
+			w.xfr = true
+			return nil
+		}
+		// Nodes replicate through the store; secondaries transfer over
+		// TCP from a node that serves transfers.
 		b.rcode = rcodeRefused
 		b.setEDE(edeProhibited, edeTextTransfer)
 		return b.finish()

@@ -52,6 +52,8 @@ type Config struct {
 	VersionString string
 	// RRL is response rate limiting; the zero value is off.
 	RRL RRLConfig
+	// Transfers serves AXFR and IXFR over TCP (xfr.go); nil refuses them.
+	Transfers Transferer
 	// Updates takes RFC 2136 UPDATE messages signed with a TSIG key
 	// (rfc2136.go); nil answers them NOTIMP like any opcode but QUERY.
 	Updates UpdateStore
@@ -384,6 +386,20 @@ func (s *Server) serveConn(tc *tcpConn) {
 		}
 		reply := w.handle(s, in[:n], src, true)
 		tc.idleSince.Store(time.Now().UnixNano())
+		if w.xfr {
+			w.xfr = false
+			if !s.cfg.Transfers.ServeTransfer(in[:n], src, func(m []byte) error {
+				_ = c.SetWriteDeadline(time.Now().Add(xfrWriteTimeout))
+				msg := append(out[:2], m...)
+				binary.BigEndian.PutUint16(msg, uint16(len(m)))
+				_, err := c.Write(msg)
+				return err
+			}) {
+				return
+			}
+			tc.idleSince.Store(time.Now().UnixNano())
+			continue
+		}
 		if reply == nil {
 			continue
 		}

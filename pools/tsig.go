@@ -87,9 +87,8 @@ func (k *TSIGKey) Validate() error {
 	if !slices.Contains(TSIGAlgorithms, k.Algorithm) {
 		e.add("algorithm", "%q is not one of %s", k.Algorithm, strings.Join(TSIGAlgorithms, ", "))
 	}
-	if len(k.Grants) == 0 {
-		e.add("grants", "at least one grant: a key that may change nothing is of no use")
-	}
+	// A key without grants changes nothing by UPDATE: it signs zone
+	// transfers (a zone's transfer.tsig_keys).
 	for i, g := range k.Grants {
 		p := fmt.Sprintf("grants[%d]", i)
 		if g.Zone == "" {

@@ -40,6 +40,9 @@ type Zone struct {
 	Serial uint32 `json:"serial"`
 	// DNSSEC turns online signing on.
 	DNSSEC ZoneDNSSEC `json:"dnssec"`
+	// Transfer lets secondaries follow the zone (AXFR, IXFR, NOTIFY);
+	// nil: none may.
+	Transfer *ZoneTransfer `json:"transfer,omitempty"`
 }
 
 // SOA holds the zone's SOA fields other than the serial.

@@ -106,6 +106,7 @@ func (z *Zone) Validate(refs References) error {
 	if nameOK {
 		z.checkCuts(refs, &e)
 	}
+	z.Transfer.check(z, &e)
 	return e.err()
 }
 

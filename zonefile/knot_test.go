@@ -3,143 +3,20 @@ package zonefile_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/glb-dns/glb/dnsserver"
+	"github.com/glb-dns/glb/internal/knottest"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/steering"
 	"github.com/glb-dns/glb/zonefile"
 )
-
-// needTool skips a test whose tool is missing outside CI and fails it in
-// CI, where scripts/install-deps.sh installs it.
-func needTool(t *testing.T, name, pkg string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is required in CI (Debian: %s; scripts/install-deps.sh installs it)", name, pkg)
-		}
-		t.Skipf("%s not installed (Debian: %s); scripts/install-deps.sh installs it", name, pkg)
-	}
-	return p
-}
-
-// freePort returns a port on 127.0.0.1 free for TCP and UDP a moment
-// ago, for a server (knotd) that cannot be told to pick one itself.
-func freePort(t *testing.T) int {
-	t.Helper()
-	for range 20 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(port))
-		l.Close()
-		if err == nil {
-			u.Close()
-			return port
-		}
-	}
-	t.Fatal("no free port")
-	return 0
-}
-
-// Knot is a knotd started for a test, serving zones from files.
-type Knot struct {
-	Port int
-	Dir  string
-}
-
-// startKnot runs knotd on 127.0.0.1 with a config of its own in a
-// temporary directory; conf is appended to the server section (zones,
-// keys, ACLs). It returns once knotd answers the SOA of apex.
-func startKnot(t *testing.T, conf func(dir string) string, apex string) *Knot {
-	t.Helper()
-	knotd := needTool(t, "knotd", "knot")
-	dir := t.TempDir()
-	k := &Knot{Port: freePort(t), Dir: dir}
-	cfg := fmt.Sprintf("server:\n    listen: 127.0.0.1@%d\n    rundir: %s\n\nlog:\n  - target: stderr\n    any: info\n\ndatabase:\n    storage: %s\n\ncontrol:\n    listen: %s\n\n%s",
-		k.Port, dir, dir, filepath.Join(dir, "knot.sock"), conf(dir))
-	if err := os.WriteFile(filepath.Join(dir, "knot.conf"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	cmd := exec.Command(knotd, "-c", filepath.Join(dir, "knot.conf"))
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("knotd log:\n%s", logs.String())
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		r := kdig(t, k.Port, apex, "SOA")
-		if r.status == "NOERROR" && len(r.answer) == 1 {
-			return k
-		}
-		if time.Now().After(deadline) || strings.Contains(logs.String(), "failed to load zone") {
-			t.Fatalf("knotd did not serve %s within 30 s:\n%s", apex, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// reply is what kdig showed of an answer.
-type reply struct {
-	status string
-	aa     bool
-	answer []string // sorted, one record a line, blanks normalised
-	raw    string
-}
-
-// kdig asks 127.0.0.1:port one question without recursion.
-func kdig(t *testing.T, port int, args ...string) reply {
-	t.Helper()
-	a := append([]string{"@127.0.0.1", "-p", strconv.Itoa(port), "+norec", "+time=5", "+retry=2"}, args...)
-	out, _ := exec.Command("kdig", a...).CombinedOutput()
-	return parseKdig(string(out))
-}
-
-func parseKdig(out string) reply {
-	r := reply{raw: out}
-	section := ""
-	for _, line := range strings.Split(out, "\n") {
-		switch {
-		case strings.HasPrefix(line, ";; ->>HEADER<<-"):
-			if i := strings.Index(line, "status: "); i >= 0 {
-				r.status = strings.TrimSuffix(strings.Fields(line[i+len("status: "):])[0], ";")
-			}
-		case strings.HasPrefix(line, ";; Flags:"):
-			flags, _, _ := strings.Cut(strings.TrimPrefix(line, ";; Flags:"), ";")
-			r.aa = slices.Contains(strings.Fields(flags), "aa")
-		case strings.HasPrefix(line, ";; ANSWER SECTION:"):
-			section = "answer"
-		case strings.HasPrefix(line, ";;"), line == "":
-			section = ""
-		case section == "answer":
-			r.answer = append(r.answer, strings.Join(strings.Fields(strings.ToLower(line)), " "))
-		}
-	}
-	slices.Sort(r.answer)
-	return r
-}
 
 // zoneFromFile is the zone of move.example as an operator would set it up
 // to match the file: its SOA and apex NS, then the file imported.
@@ -228,7 +105,7 @@ func knotCopy(t *testing.T, path string) string {
 // gets the same rcode, AA and answer from both.
 func TestSameAnswersAsKnot(t *testing.T) {
 	t.Parallel()
-	needTool(t, "kdig", "knot-dnsutils")
+	knottest.NeedTool(t, "kdig", "knot-dnsutils")
 	path, err := filepath.Abs("testdata/bind.zone")
 	if err != nil {
 		t.Fatal(err)
@@ -238,7 +115,7 @@ func TestSameAnswersAsKnot(t *testing.T) {
 	cfg := pools.NewConfig()
 	cfg.Zones = []pools.Zone{*z}
 	glb := serveGLB(t, cfg)
-	knot := startKnot(t, func(string) string {
+	knot := knottest.Start(t, func(string) string {
 		return "zone:\n  - domain: move.example\n    file: " + knotFile + "\n    zonefile-sync: -1\n    journal-content: none\n"
 	}, "move.example")
 
@@ -274,25 +151,25 @@ func TestSameAnswersAsKnot(t *testing.T) {
 	if err := os.WriteFile(expFile, exp.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	reload := startKnot(t, func(string) string {
+	reload := knottest.Start(t, func(string) string {
 		return "zone:\n  - domain: move.example\n    file: " + expFile + "\n    zonefile-sync: -1\n    journal-content: none\n"
 	}, "move.example")
 
 	for _, c := range qs {
-		g := kdig(t, glb, c.name, c.typ)
-		k := kdig(t, knot.Port, c.name, c.typ)
-		if g.status != k.status || g.aa != k.aa || !slices.Equal(g.answer, k.answer) {
-			t.Errorf("%s %s:\nglb  %s aa=%v %q\nknot %s aa=%v %q", c.name, c.typ, g.status, g.aa, g.answer, k.status, k.aa, k.answer)
+		g := knottest.Kdig(t, glb, c.name, c.typ)
+		k := knottest.Kdig(t, knot.Port, c.name, c.typ)
+		if g.Status != k.Status || g.AA != k.AA || !slices.Equal(g.Answer, k.Answer) {
+			t.Errorf("%s %s:\nglb  %s aa=%v %q\nknot %s aa=%v %q", c.name, c.typ, g.Status, g.AA, g.Answer, k.Status, k.AA, k.Answer)
 		}
-		if k.status == "" {
-			t.Errorf("%s %s: no answer from knot:\n%s", c.name, c.typ, k.raw)
+		if k.Status == "" {
+			t.Errorf("%s %s: no answer from knot:\n%s", c.name, c.typ, k.Raw)
 		}
-		if c.typ == "SOA" && !g.aa {
+		if c.typ == "SOA" && !g.AA {
 			t.Errorf("%s SOA without AA", c.name)
 		}
-		e := kdig(t, reload.Port, c.name, c.typ)
-		if e.status != k.status || e.aa != k.aa || !slices.Equal(e.answer, k.answer) {
-			t.Errorf("%s %s from glb's export:\nexport %s aa=%v %q\nfile   %s aa=%v %q", c.name, c.typ, e.status, e.aa, e.answer, k.status, k.aa, k.answer)
+		e := knottest.Kdig(t, reload.Port, c.name, c.typ)
+		if e.Status != k.Status || e.AA != k.AA || !slices.Equal(e.Answer, k.Answer) {
+			t.Errorf("%s %s from glb's export:\nexport %s aa=%v %q\nfile   %s aa=%v %q", c.name, c.typ, e.Status, e.AA, e.Answer, k.Status, k.AA, k.Answer)
 		}
 	}
 	t.Logf("%d questions on %d types", len(qs), len(types))

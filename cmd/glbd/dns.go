@@ -15,6 +15,7 @@ import (
 	"github.com/glb-dns/glb/dnsserver/xdp"
 	"github.com/glb-dns/glb/geodata"
 	"github.com/glb-dns/glb/internal/version"
+	"github.com/glb-dns/glb/transfer"
 )
 
 // dnsService is the DNS servers as the node drives them: one per listen
@@ -29,6 +30,8 @@ type dnsService struct {
 	sample *analytics.Sample
 	geo    *geodata.Resolver
 	log    *slog.Logger
+	// xfr serves zone transfers and sends NOTIFYs (transfer).
+	xfr *transfer.Service
 	// last is the DNS snapshot last published; the next is built from it
 	// (dnsserver.Update), only the node loop's goroutine touches it.
 	last *dnsserver.Snapshot
@@ -37,6 +40,9 @@ type dnsService struct {
 // updates takes the RFC 2136 UPDATEs (the store; nil: NOTIMP).
 func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog.Logger, reg prometheus.Registerer, updates dnsserver.UpdateStore) (*dnsService, error) {
 	d := &dnsService{geo: geo, log: log}
+	if updates != nil {
+		d.xfr = transfer.New(transfer.Config{Keys: updates, Store: updates, Logger: log})
+	}
 	if cfg.DNSTap != "" {
 		t, err := tap.New(tap.Config{Address: cfg.DNSTap, Sample: cfg.DNSTapSample, Identity: cfg.Node,
 			Version: "glb " + version.String(), Logger: log, Registerer: reg})
@@ -60,7 +66,7 @@ func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog
 			r = prometheus.WrapRegistererWith(prometheus.Labels{"listener": addr}, reg)
 		}
 		srv, err := dnsserver.New(dnsserver.Config{Addr: addr, UDPSockets: cfg.UDPSockets, Registerer: r, Logger: log,
-			NSID: cfg.NSID, VersionString: cfg.VersionString, RRL: cfg.RRL, Updates: updates, Tap: d.tap, UDPPath: cfg.UDPPath, Counts: d.counts, Sample: d.sample})
+			NSID: cfg.NSID, VersionString: cfg.VersionString, RRL: cfg.RRL, Updates: updates, Transfers: transferer(d.xfr), Tap: d.tap, UDPPath: cfg.UDPPath, Counts: d.counts, Sample: d.sample})
 		if err == nil {
 			err = srv.Start(ctx)
 		}
@@ -111,7 +117,18 @@ func (d *dnsService) publish(c *current) bool {
 		srv.Publish(snap)
 	}
 	d.last = snap
+	if d.xfr != nil {
+		d.xfr.Offer(c.snap)
+	}
 	return true
+}
+
+// transferer is x as the DNS server takes it: nil refuses transfers.
+func transferer(x *transfer.Service) dnsserver.Transferer {
+	if x == nil {
+		return nil
+	}
+	return x
 }
 
 // addr lists the bound addresses, comma-separated like --dns-listen.
@@ -136,6 +153,9 @@ func (d *dnsService) shutdown() {
 	defer cancel()
 	for _, srv := range d.srvs {
 		_ = srv.Shutdown(ctx)
+	}
+	if d.xfr != nil {
+		d.xfr.Close()
 	}
 	if err := d.tap.Close(ctx); err != nil {
 		d.log.Warn("dnstap", "err", err)
