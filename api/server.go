@@ -60,6 +60,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for health ages; nil is time.Now.
 	Now func() time.Time
+	// Transfers tells what secondaries last transferred
+	// (/zones/{id}/transfer); nil: none do.
+	Transfers TransferState
 	// EventsInterval is how often /events compares the revision and the
 	// agreed health; zero is one second.
 	EventsInterval time.Duration

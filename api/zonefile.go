@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/transfer"
 	"github.com/glb-dns/glb/zonefile"
 )
 
@@ -28,6 +29,7 @@ const zoneFileType = "text/dns"
 func (s *server) zoneFileRoutes(r chi.Router) {
 	r.Post(Prefix+"/zones/{id}/import", s.importZone)
 	r.Get(Prefix+"/zones/{id}/export", s.exportZone)
+	r.Get(Prefix+"/zones/{id}/transfer", s.zoneTransfer)
 }
 
 // ImportResult answers an import: the diff, and whether it was stored.
@@ -182,4 +184,39 @@ func (s *server) hasLoadBalancers(r *http.Request, zoneID string) bool {
 		}
 	}
 	return false
+}
+
+// TransferState tells what the node's secondaries last transferred
+// (package transfer).
+type TransferState interface {
+	Serial(zoneID string) uint32
+	Secondaries(zoneID string) []transfer.Secondary
+}
+
+// ZoneTransferStatus answers GET /zones/{id}/transfer.
+type ZoneTransferStatus struct {
+	Zone string `json:"zone"`
+	// Transfer is the zone's settings; null when no secondary may
+	// transfer it.
+	Transfer *pools.ZoneTransfer `json:"transfer"`
+	// Serial is the serial this node transfers now (0: none yet).
+	Serial uint32 `json:"serial"`
+	// Secondaries are those that transferred from this node since it
+	// started, each with the serial it was last sent.
+	Secondaries []transfer.Secondary `json:"secondaries"`
+}
+
+func (s *server) zoneTransfer(w http.ResponseWriter, r *http.Request) {
+	o, err := s.Store.Get(r.Context(), pools.KindZone, chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	z := o.(*pools.Zone)
+	out := ZoneTransferStatus{Zone: z.ID, Transfer: z.Transfer, Secondaries: []transfer.Secondary{}}
+	if s.Transfers != nil {
+		out.Serial = s.Transfers.Serial(z.ID)
+		out.Secondaries = s.Transfers.Secondaries(z.ID)
+	}
+	writeJSON(w, http.StatusOK, item{Result: out})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/glb-dns/glb/analytics"
+	"github.com/glb-dns/glb/api"
 	"github.com/glb-dns/glb/dnsserver"
 	"github.com/glb-dns/glb/dnsserver/tap"
 	"github.com/glb-dns/glb/dnsserver/xdp"
@@ -121,6 +122,15 @@ func (d *dnsService) publish(c *current) bool {
 		d.xfr.Offer(c.snap)
 	}
 	return true
+}
+
+// transferState is the transfer service as the API reads it: nil when
+// there is none.
+func (d *dnsService) transferState() api.TransferState {
+	if d.xfr == nil {
+		return nil
+	}
+	return d.xfr
 }
 
 // transferer is x as the DNS server takes it: nil refuses transfers.

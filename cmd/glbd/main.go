@@ -181,6 +181,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 			Store: store, Token: cfg.APIToken, Explainer: explainer{n: n, geo: geo}, Snapshot: explainer{n: n, geo: geo}.snapshot,
 			Ready: n.ready, Health: n.agreedHealth, OwnView: checker.PoolView, Registry: reg, Logger: log,
 			Outbound: cfg.Outbound.policy, Resolver: resolver,
+			Transfers: dns.transferState(),
 		})),
 		ReadHeaderTimeout: 10 * time.Second,
 	}

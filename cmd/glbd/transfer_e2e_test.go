@@ -189,6 +189,16 @@ zone:
 	if gs, ks := glbSerial(), knotSerial(); gs != ks {
 		t.Errorf("after the health flip: glb's serial %d, Knot's %d", gs, ks)
 	}
+	// The API shows the serial Knot was last sent.
+	eventually(t, 5*time.Second, "the API showing Knot at glb's serial", func() (bool, string) {
+		st := g.must("GET", "/api/v1/zones/"+zoneID+"/transfer", nil)
+		secs, _ := st["secondaries"].([]any)
+		if len(secs) != 1 {
+			return false, fmt.Sprint(st)
+		}
+		sec := secs[0].(map[string]any)
+		return sec["address"] == "127.0.0.1" && uint32(sec["serial"].(float64)) == glbSerial() && uint32(st["serial"].(float64)) == glbSerial(), fmt.Sprint(st)
+	})
 
 	// Without the key: REFUSED, nothing leaked. A wrong key: NOTAUTH.
 	for _, typ := range []string{"AXFR", "IXFR=1"} {
