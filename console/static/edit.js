@@ -2,6 +2,7 @@ import { call, list, Problem } from './api.js';
 import { el, field, policyName } from './dom.js';
 import { REGIONS } from './preview.js';
 import { dnssecCard } from './dnssec.js';
+import { zoneFileCard, transferCard } from './zonefile.js';
 import { versionsCard } from './versions.js';
 import { rolloutsCard } from './rollouts.js';
 
@@ -220,6 +221,10 @@ export const KINDS = {
       area('records', 'Static records', 'one a line, as in a zone file: name [ttl] TYPE content — e.g. "ns1.glb.example.com A 192.0.2.53"', showRecords,
         (v) => keepExtras(readRecords(v), obj0.records), 4),
       check('dnssec.enabled', 'Sign answers (DNSSEC)', 'online signing; the first key is made when this is saved, and its DS is shown on this page for the parent zone', false),
+      area('transfer.allow', 'Secondaries may transfer from', 'one network (CIDR) a line; empty and no key = no transfers', (v) => (v || []).join('\n'), lines, 2),
+      area('transfer.tsig_keys', 'Transfers signed with TSIG key', 'one key name a line (TSIG keys page)', (v) => (v || []).join('\n'), lines, 1),
+      area('transfer.notify', 'NOTIFY secondaries', 'one addr:port a line, e.g. 192.0.2.10:53', (v) => (v || []).join('\n'), lines, 1),
+      number('transfer.min_interval', 'Least seconds between health-made changes', '0 = 5'),
     ],
   },
   monitors: {
@@ -444,7 +449,7 @@ export async function editPage(arg) {
 
   const nodes = [el('h2', { text: id ? `Edit ${spec.one} ${spec.title(obj)}` : `New ${spec.one}`, tabindex: '-1', class: 'page-title' }),
     el('section', { class: 'card' }, form)];
-  if (id && kind === 'zones') nodes.push(await dnssecCard(id));
+  if (id && kind === 'zones') nodes.push(await dnssecCard(id), zoneFileCard(id), await transferCard(id));
   if (id && kind === 'load_balancers') nodes.push(await rolloutsCard(obj), await versionsCard(id, spec.title(obj)));
   if (id) nodes.push(deleteBox(kind, id, spec, obj, etag));
   return { nodes };
