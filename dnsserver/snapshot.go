@@ -154,12 +154,18 @@ func wireName(name string) ([]byte, error) {
 
 // tail packs rr (owner ".") and drops the one-byte root owner.
 func tail(rr dns.RR) ([]byte, error) {
-	buf := make([]byte, 65535)
+	// Sized to the record: a zone of 100,000 records would otherwise
+	// allocate 64 KiB for each.
+	buf := make([]byte, dns.Len(rr)+1)
 	n, err := dns.PackRR(rr, buf, 0, nil, false)
+	if err != nil {
+		buf = make([]byte, 65535)
+		n, err = dns.PackRR(rr, buf, 0, nil, false)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return append([]byte(nil), buf[1:n]...), nil
+	return buf[1:n:n], nil
 }
 
 func compileZone(pz *pools.Zone) (*zone, error) {
