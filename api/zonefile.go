@@ -2,11 +2,15 @@ package api
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -73,20 +77,43 @@ func (s *server) importZone(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if mt != zoneFileType {
-		p := newProblem(http.StatusUnsupportedMediaType, "send the zone file as "+zoneFileType)
-		w.Header().Set("Accept-Post", zoneFileType)
-		s.writeError(w, r, p)
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxZoneFileBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+	var pull *axfrImport
+	var body []byte
+	switch mt {
+	case zoneFileType:
+		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxZoneFileBytes))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				s.writeError(w, r, err)
+				return
+			}
+			s.writeError(w, r, badRequest("reading the request body: "+err.Error()))
+			return
+		}
+		body = b
+	case "application/json":
+		// A pull from the server being left: an outbound connection, so
+		// it needs the integrations scope and the outbound policy.
+		if err := needScope(r.Context(), pools.ScopeIntegrations); err != nil {
+			p := err.(*Problem)
+			p.Detail += ": an import by AXFR connects to the server named"
+			s.writeError(w, r, p)
+			return
+		}
+		doc, err := readJSON(w, r, false)
+		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		s.writeError(w, r, badRequest("reading the request body: "+err.Error()))
+		if pull, err = decodeAXFRImport(doc); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	default:
+		p := newProblem(http.StatusUnsupportedMediaType, "send the zone file as "+zoneFileType+", or {\"axfr\": {...}} as application/json")
+		w.Header().Set("Accept-Post", zoneFileType+", application/json")
+		s.writeError(w, r, p)
 		return
 	}
 	o, err := s.Store.Get(r.Context(), pools.KindZone, id)
@@ -110,7 +137,23 @@ func (s *server) importZone(w http.ResponseWriter, r *http.Request) {
 			lbs[pools.CanonicalName(lb.Name)] = lb.ID
 		}
 	}
-	records, diff, err := zonefile.Import(bytes.NewReader(body), z, mode, lbs)
+	var (
+		records []pools.Record
+		diff    *zonefile.Diff
+	)
+	if pull != nil {
+		dial := s.Outbound.DialContext(&net.Dialer{Timeout: 10 * time.Second, Resolver: s.Resolver})
+		f, perr := zonefile.Pull(r.Context(), dial, pull.AXFR.Server, z.Name, pull.AXFR.TSIG)
+		var pe *zonefile.PullError
+		if errors.As(perr, &pe) {
+			s.writeError(w, r, badRequest("the zone could not be transferred; nothing was stored",
+				pools.FieldError{Path: "axfr." + pe.Field, Message: pe.Error()}))
+			return
+		}
+		records, diff, err = zonefile.PlanRead(z, f, perr, mode, lbs)
+	} else {
+		records, diff, err = zonefile.Import(bytes.NewReader(body), z, mode, lbs)
+	}
 	if err != nil {
 		s.writeError(w, r, fileProblem(err))
 		return
@@ -131,6 +174,45 @@ func (s *server) importZone(w http.ResponseWriter, r *http.Request) {
 	res.Serial = out.(*pools.Zone).Serial
 	w.Header().Set("ETag", etag(out))
 	writeJSON(w, http.StatusOK, item{Result: res})
+}
+
+// axfrImport is the JSON body of an import by AXFR.
+type axfrImport struct {
+	AXFR struct {
+		Server string         `json:"server"`
+		TSIG   *zonefile.TSIG `json:"tsig"`
+	} `json:"axfr"`
+}
+
+// decodeAXFRImport reads {"axfr": {"server", "tsig": {"name",
+// "algorithm", "secret"}}}, naming each field at fault.
+func decodeAXFRImport(doc map[string]any) (*axfrImport, error) {
+	b, _ := json.Marshal(doc)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var v axfrImport
+	if err := dec.Decode(&v); err != nil {
+		return nil, badRequest("the body must be {\"axfr\": {\"server\": \"host[:port]\", \"tsig\": {\"name\", \"algorithm\", \"secret\"}}}: " + err.Error())
+	}
+	var fes []pools.FieldError
+	if strings.TrimSpace(v.AXFR.Server) == "" {
+		fes = append(fes, pools.FieldError{Path: "axfr.server", Message: "required: the server to transfer the zone from, host or host:port"})
+	}
+	if k := v.AXFR.TSIG; k != nil {
+		if k.Name == "" {
+			fes = append(fes, pools.FieldError{Path: "axfr.tsig.name", Message: "required"})
+		}
+		if k.Algorithm == "" {
+			k.Algorithm = pools.TSIGHMACSHA256
+		}
+		if _, err := base64.StdEncoding.DecodeString(k.Secret); err != nil || k.Secret == "" {
+			fes = append(fes, pools.FieldError{Path: "axfr.tsig.secret", Message: "not base64"})
+		}
+	}
+	if len(fes) > 0 {
+		return nil, badRequest("bad AXFR import", fes...)
+	}
+	return &v, nil
 }
 
 // fileProblem words a zone file's validation errors: nothing was stored.

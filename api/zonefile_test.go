@@ -4,13 +4,18 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/internal/knottest"
+	"github.com/glb-dns/glb/outbound"
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/steering"
+	"github.com/glb-dns/glb/zonefile"
 )
 
 // moveZone creates the zone of zonefile/testdata/bind.zone, with other
@@ -264,5 +269,82 @@ func TestZoneExportLoadBalancer(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("export lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestZoneImportAXFR pulls a zone from a real Knot with TSIG: a dry run
+// answers the diff, the import stores it; a wrong key and a server that
+// does not answer name their fields; without the integrations scope or
+// outside the outbound policy nothing is dialled.
+func TestZoneImportAXFR(t *testing.T) {
+	knottest.NeedTool(t, "kdig", "knot-dnsutils")
+	t.Parallel()
+	const secret = "c2VjcmV0IG9mIHRoZSBzZXJ2ZXIgYmVpbmcgbGVmdA=="
+	dir := t.TempDir()
+	file := filepath.Join(dir, "move.example.zone")
+	if err := os.WriteFile(file, []byte("$ORIGIN move.example.\n$TTL 600\n@ SOA ns1 hostmaster 7 3600 600 86400 60\n@ NS ns1\nns1 A 192.0.2.53\nptr PTR web.move.example.\nloc LOC 52 22 23.000 N 4 53 32.000 E -2.00m 0.00m 10000m 10m\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	knot := knottest.Start(t, func(string) string {
+		return "key:\n  - id: old\n    algorithm: hmac-sha256\n    secret: " + secret + "\n\nacl:\n  - id: xfr\n    address: 127.0.0.0/8\n    key: old\n    action: transfer\n\n" +
+			"zone:\n  - domain: move.example\n    file: " + file + "\n    zonefile-sync: -1\n    journal-content: none\n    acl: xfr\n"
+	}, "move.example")
+	server := "127.0.0.1:" + strconv.Itoa(knot.Port)
+	policy, err := outbound.New([]string{"127.0.0.0/8"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(o *api.Options) { o.Outbound = policy })
+	id := e.moveZone()
+	body := func(secret string) map[string]any {
+		return map[string]any{"axfr": map[string]any{"server": server, "tsig": map[string]any{"name": "old", "algorithm": "hmac-sha256", "secret": secret}}}
+	}
+
+	var dry importAnswer
+	r := e.do("POST", "/api/v1/zones/"+id+"/import?dry_run=true", body(secret))
+	if r.status != http.StatusOK {
+		t.Fatalf("dry run: %d %s", r.status, r.body)
+	}
+	r.json(t, &dry)
+	var added []string
+	for _, rec := range dry.Result.Added {
+		added = append(added, rec.Name+" "+rec.Type+" "+rec.Content)
+	}
+	slices.Sort(added)
+	want := []string{"loc.move.example LOC \\# 16 000016138b3cf018810cbce0009895b8", "ns1.move.example A 192.0.2.53", "ptr.move.example PTR web.move.example."}
+	if !slices.Equal(added, want) || dry.Result.Applied {
+		t.Errorf("dry run added %q (applied %v), want %q", added, dry.Result.Applied, want)
+	}
+	if soa := dry.Result.SOA; !slices.ContainsFunc(soa, func(d zonefile.FieldDifference) bool { return d.Field == "serial" && d.File == "7" }) {
+		t.Errorf("SOA differences %+v", soa)
+	}
+	if n := len(e.zone(id).Records); n != 1 {
+		t.Fatalf("a dry run stored records: %d", n)
+	}
+	var done importAnswer
+	e.do("POST", "/api/v1/zones/"+id+"/import", body(secret)).json(t, &done)
+	if !done.Result.Applied || len(e.zone(id).Records) != 4 {
+		t.Errorf("import: %+v, zone has %d records", done.Result, len(e.zone(id).Records))
+	}
+
+	p := e.do("POST", "/api/v1/zones/"+id+"/import", body("d3JvbmcgZnJvbSB0aGUgc3RhcnQ=")).problem(t, http.StatusBadRequest)
+	if len(p.Errors) != 1 || p.Errors[0].Path != "axfr.tsig" {
+		t.Errorf("wrong key: %+v", p.Errors)
+	}
+	closed := knottest.FreePort(t)
+	p = e.do("POST", "/api/v1/zones/"+id+"/import", map[string]any{"axfr": map[string]any{"server": "127.0.0.1:" + strconv.Itoa(closed)}}).problem(t, http.StatusBadRequest)
+	if len(p.Errors) != 1 || p.Errors[0].Path != "axfr.server" {
+		t.Errorf("no server: %+v", p.Errors)
+	}
+	p = e.do("POST", "/api/v1/zones/"+id+"/import", map[string]any{"axfr": map[string]any{}}).problem(t, http.StatusBadRequest)
+	if len(p.Errors) != 1 || p.Errors[0].Path != "axfr.server" {
+		t.Errorf("empty: %+v", p.Errors)
+	}
+	// The default outbound policy refuses loopback: nothing is dialled.
+	e2 := newEnv(t, nil)
+	id2 := e2.moveZone()
+	p = e2.do("POST", "/api/v1/zones/"+id2+"/import", body(secret)).problem(t, http.StatusBadRequest)
+	if len(p.Errors) != 1 || p.Errors[0].Path != "axfr.server" || !strings.Contains(p.Errors[0].Message, "refused") {
+		t.Errorf("outside the policy: %+v", p.Errors)
 	}
 }

@@ -37,7 +37,10 @@ type SOA struct {
 // zone's own fields, compared rather than applied), every other record in
 // Records.
 type File struct {
-	SOA *SOA
+	// Unit is what Entry.Line counts: "line" (a file) or "record" (a
+	// transfer); errors name it.
+	Unit string
+	SOA  *SOA
 	// NS are the apex NS records (Record.Content the name server).
 	NS      []Entry
 	Records []Entry
@@ -113,7 +116,7 @@ func Parse(r io.Reader, apex string, ttl uint32) (*File, error) {
 	zp := dns.NewZoneParser(lr, dns.Fqdn(zone), "")
 	zp.SetDefaultTTL(ttl)
 	zp.SetIncludeAllowed(false)
-	f := &File{}
+	f := &File{Unit: "line"}
 	var errs []pools.FieldError
 	bad := func(line int, format string, a ...any) {
 		if len(errs) < MaxErrors {
@@ -138,34 +141,7 @@ func Parse(r io.Reader, apex string, ttl uint32) (*File, error) {
 		if end > done {
 			done = end
 		}
-		e, msg := entry(rr, zone)
-		if msg != "" {
-			bad(line, "%s", msg)
-			continue
-		}
-		e.Line = line
-		h := rr.Header()
-		switch {
-		case h.Rrtype == dns.TypeSOA:
-			if f.SOA != nil {
-				bad(line, "a second SOA (the first is on line %d)", f.SOA.Line)
-				continue
-			}
-			if pools.CanonicalName(h.Name) != zone {
-				bad(line, "the SOA of %s is not at the apex %s", h.Name, zone)
-				continue
-			}
-			s := rr.(*dns.SOA)
-			f.SOA = &SOA{Line: line, Serial: s.Serial, TTL: h.Ttl, SOA: pools.SOA{
-				MName: pools.CanonicalName(s.Ns), RName: pools.CanonicalName(s.Mbox),
-				Refresh: s.Refresh, Retry: s.Retry, Expire: s.Expire, Minimum: s.Minttl,
-			}}
-		case h.Rrtype == dns.TypeNS && e.Record.Name == zone:
-			e.Record.Content = pools.CanonicalName(rr.(*dns.NS).Ns)
-			f.NS = append(f.NS, e)
-		default:
-			f.Records = append(f.Records, e)
-		}
+		f.add(rr, zone, line, func(msg string) { bad(line, "%s", msg) })
 	}
 	if err := zp.Err(); err != nil {
 		bad(parseLine(err, lr), "%s", parseMessage(err))
@@ -233,6 +209,39 @@ func parseTTL(s string) (uint32, bool) {
 		return 0, false
 	}
 	return uint32(total), true
+}
+
+// add keeps a parsed record: the SOA and apex NS apart, the rest as
+// records; bad hears why one cannot be kept.
+func (f *File) add(rr dns.RR, zone string, line int, bad func(string)) {
+	e, msg := entry(rr, zone)
+	if msg != "" {
+		bad(msg)
+		return
+	}
+	e.Line = line
+	h := rr.Header()
+	switch {
+	case h.Rrtype == dns.TypeSOA:
+		if f.SOA != nil {
+			bad(fmt.Sprintf("a second SOA (the first is at %s %d)", f.Unit, f.SOA.Line))
+			return
+		}
+		if pools.CanonicalName(h.Name) != zone {
+			bad(fmt.Sprintf("the SOA of %s is not at the apex %s", h.Name, zone))
+			return
+		}
+		s := rr.(*dns.SOA)
+		f.SOA = &SOA{Line: line, Serial: s.Serial, TTL: h.Ttl, SOA: pools.SOA{
+			MName: pools.CanonicalName(s.Ns), RName: pools.CanonicalName(s.Mbox),
+			Refresh: s.Refresh, Retry: s.Retry, Expire: s.Expire, Minimum: s.Minttl,
+		}}
+	case h.Rrtype == dns.TypeNS && e.Record.Name == zone:
+		e.Record.Content = pools.CanonicalName(rr.(*dns.NS).Ns)
+		f.NS = append(f.NS, e)
+	default:
+		f.Records = append(f.Records, e)
+	}
 }
 
 func lineText(lr *lineReader, n int) string {

@@ -78,9 +78,13 @@ func Plan(z *pools.Zone, f *File, mode Mode, lbs map[string]string) ([]pools.Rec
 	zone := pools.CanonicalName(z.Name)
 	d := &Diff{Mode: mode, Added: []pools.Record{}, Removed: []pools.Record{}, Changed: []Change{}, SOA: []FieldDifference{}}
 	var errs []pools.FieldError
+	unit := f.Unit
+	if unit == "" {
+		unit = "line"
+	}
 	bad := func(line int, format string, a ...any) {
 		if len(errs) < MaxErrors {
-			errs = append(errs, pools.FieldError{Path: "line " + strconv.Itoa(line), Message: fmt.Sprintf(format, a...)})
+			errs = append(errs, pools.FieldError{Path: unit + " " + strconv.Itoa(line), Message: fmt.Sprintf(format, a...)})
 		}
 	}
 	for _, e := range f.Records {
@@ -230,6 +234,12 @@ func Plan(z *pools.Zone, f *File, mode Mode, lbs map[string]string) ([]pools.Rec
 // the diff.
 func Import(r io.Reader, z *pools.Zone, mode Mode, lbs map[string]string) ([]pools.Record, *Diff, error) {
 	f, perr := Parse(r, z.Name, z.TTL)
+	return PlanRead(z, f, perr, mode, lbs)
+}
+
+// PlanRead is Plan after a read (Parse or Pull) whose error perr may
+// list records it could not keep: the errors of both together, by line.
+func PlanRead(z *pools.Zone, f *File, perr error, mode Mode, lbs map[string]string) ([]pools.Record, *Diff, error) {
 	records, d, err := Plan(z, f, mode, lbs)
 	if perr == nil {
 		return records, d, err
@@ -265,7 +275,8 @@ func recordIndex(path string) (int, string, bool) {
 }
 
 func lineOf(path string) int {
-	n, err := strconv.Atoi(strings.TrimPrefix(path, "line "))
+	_, num, _ := strings.Cut(path, " ")
+	n, err := strconv.Atoi(num)
 	if err != nil {
 		return 1 << 30
 	}

@@ -61,6 +61,7 @@ Usage:
   glbctl safety [now|rules|set [--max-shifted-zones N] [--max-shifted-pools N] [--min-serving-lbs-percent P]]
   glbctl notifications [list|apply -f FILE [--prune] [--dry-run]|deliveries NAME|test NAME]
   glbctl zone import ZONE FILE [--replace] [--dry-run]   a master file into the zone's records (the diff shown)
+  glbctl zone import ZONE --axfr SERVER[:PORT] [--tsig NAME:ALG:SECRET] [--replace] [--dry-run]   the same, by AXFR
   glbctl zone export ZONE [--out FILE]            the zone as a master file BIND, Knot and NSD load
 
 Every command takes --server URL (GLB_SERVER, default http://127.0.0.1:8080)

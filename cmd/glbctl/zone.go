@@ -18,6 +18,7 @@ import (
 
 const zoneUsage = `usage:
   glbctl zone import ZONE FILE [--replace] [--dry-run] [-o table|json]
+  glbctl zone import ZONE --axfr SERVER[:PORT] [--tsig NAME:ALG:SECRET] [--replace] [--dry-run] [-o table|json]
   glbctl zone export ZONE [--out FILE]
 ZONE is the zone's id or name; FILE is an RFC 1035 master file (- for standard input).`
 
@@ -29,7 +30,12 @@ func runZone(ctx context.Context, args []string, env func(string) string, stdout
 	replace := fs.Bool("replace", false, "import: the file's records become the zone's (default: merge them in)")
 	dry := fs.Bool("dry-run", false, "import: show the diff, store nothing")
 	out := fs.String("out", "", "export: write to FILE instead of standard output")
+	axfr := fs.String("axfr", "", "import: transfer the zone from SERVER[:PORT] (53) instead of reading a file")
+	tsig := fs.String("tsig", "", "import --axfr: sign the transfer with NAME:ALG:SECRET (ALG hmac-sha256, hmac-sha512, ...)")
 	pos, cl, err := commandArgs(fs, args, c, 2, 3, zoneUsage)
+	if err == nil && *tsig != "" && *axfr == "" {
+		err = errors.New("--tsig signs an --axfr import")
+	}
 	if err != nil {
 		return usageError(stderr, err)
 	}
@@ -39,11 +45,24 @@ func runZone(ctx context.Context, args []string, env func(string) string, stdout
 		return fail(stderr, exitFailed, err)
 	}
 	switch {
-	case verb == "import" && len(pos) == 3:
+	case verb == "import" && (len(pos) == 3) != (*axfr != ""):
 		var body []byte
-		if pos[2] == "-" {
+		ct := "text/dns"
+		switch {
+		case *axfr != "":
+			src := map[string]any{"server": *axfr}
+			if *tsig != "" {
+				f := strings.SplitN(*tsig, ":", 3)
+				if len(f) != 3 {
+					return usageError(stderr, fmt.Errorf("--tsig %q: want NAME:ALG:SECRET", *tsig))
+				}
+				src["tsig"] = map[string]string{"name": f[0], "algorithm": f[1], "secret": f[2]}
+			}
+			body, _ = json.Marshal(map[string]any{"axfr": src})
+			ct = "application/json"
+		case pos[2] == "-":
 			body, err = io.ReadAll(os.Stdin)
-		} else {
+		default:
 			body, err = os.ReadFile(pos[2])
 		}
 		if err != nil {
@@ -60,7 +79,7 @@ func runZone(ctx context.Context, args []string, env func(string) string, stdout
 		if len(q) > 0 {
 			path += "?" + q.Encode()
 		}
-		a, err := cl.api.Send(ctx, apiclient.Request{Method: http.MethodPost, Path: path, Body: body, ContentType: "text/dns"})
+		a, err := cl.api.Send(ctx, apiclient.Request{Method: http.MethodPost, Path: path, Body: body, ContentType: ct})
 		if err != nil {
 			return fail(stderr, exitFailed, withProblem(err))
 		}
