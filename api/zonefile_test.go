@@ -340,6 +340,17 @@ func TestZoneImportAXFR(t *testing.T) {
 	if len(p.Errors) != 1 || p.Errors[0].Path != "axfr.server" {
 		t.Errorf("empty: %+v", p.Errors)
 	}
+	// A token that may write but not connect out: 403, nothing dialled.
+	e3 := newEnv(t, func(o *api.Options) { o.Token, o.Outbound = "boot", policy })
+	writer := e3.newToken("writer", "read", "write")
+	id3 := e3.moveZone()
+	if p := e3.do("POST", "/api/v1/zones/"+id3+"/import", body(secret), bearer(writer)...).problem(t, http.StatusForbidden); p.MissingScope != "integrations" {
+		t.Errorf("without integrations: %+v", p)
+	}
+	// The file import needs no more than write.
+	if r := e3.do("POST", "/api/v1/zones/"+id3+"/import?dry_run=true", "x IN A 192.0.2.1\n", append(bearer(writer), "Content-Type", "text/dns")...); r.status != http.StatusOK {
+		t.Errorf("file import with write: %d %s", r.status, r.body)
+	}
 	// The default outbound policy refuses loopback: nothing is dialled.
 	e2 := newEnv(t, nil)
 	id2 := e2.moveZone()
