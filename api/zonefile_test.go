@@ -223,7 +223,9 @@ func TestZoneImportRequest(t *testing.T) {
 	if len(p.Errors) != 2 || p.Errors[0].Path != "mode" || p.Errors[1].Path != "dry_run" {
 		t.Errorf("errors %v", p.Errors)
 	}
-	e.do("POST", "/api/v1/zones/"+id+"/import", "x IN A 192.0.2.1\n").problem(t, http.StatusUnsupportedMediaType)
+	e.do("POST", "/api/v1/zones/"+id+"/import", "x IN A 192.0.2.1\n", "Content-Type", "text/plain").problem(t, http.StatusUnsupportedMediaType)
+	// JSON is the AXFR form: a file sent as JSON is malformed JSON.
+	e.do("POST", "/api/v1/zones/"+id+"/import", "x IN A 192.0.2.1\n").problem(t, http.StatusBadRequest)
 	e.importFile("nope", "", "x IN A 192.0.2.1\n").problem(t, http.StatusNotFound)
 	e.do("POST", "/api/v1/zones/"+id+"/import", "x IN A 192.0.2.1\n", "Content-Type", "text/dns", "If-Match", `"999999"`).problem(t, http.StatusPreconditionFailed)
 }
