@@ -1,9 +1,12 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/glb-dns/glb/internal/knottest"
 )
 
 // TestZoneImportExport: glbctl shows a dry run's diff and stores nothing,
@@ -50,4 +53,36 @@ func TestZoneImportExport(t *testing.T) {
 	if code, _, errOut := n.ctl("zone", "export", "nope.example"); code != exitFailed || !strings.Contains(errOut, "nope.example") {
 		t.Errorf("unknown zone: exit %d\n%s", code, errOut)
 	}
+}
+
+// TestZoneImportAXFR: glbctl pulls a zone from a real Knot with TSIG,
+// shows the dry run, imports, and the node answers the records.
+func TestZoneImportAXFR(t *testing.T) {
+	knottest.NeedTool(t, "kdig", "knot-dnsutils")
+	t.Parallel()
+	const secret = "c2VjcmV0IG9mIHRoZSBzZXJ2ZXIgYmVpbmcgbGVmdA=="
+	file := writeFile(t, "old.zone", "$ORIGIN move.example.\n$TTL 600\n@ SOA ns1 hostmaster 7 3600 600 86400 60\n@ NS ns1\nns1 A 192.0.2.53\nptr PTR web.move.example.\n")
+	knot := knottest.Start(t, func(string) string {
+		return "key:\n  - id: old\n    algorithm: hmac-sha256\n    secret: " + secret + "\n\nacl:\n  - id: xfr\n    address: 127.0.0.0/8\n    key: old\n    action: transfer\n\n" +
+			"zone:\n  - domain: move.example\n    file: " + file + "\n    zonefile-sync: -1\n    journal-content: none\n    acl: xfr\n"
+	}, "move.example")
+	n := startNode(t, "--outbound-allow", "127.0.0.0/8")
+	if code, z := n.call("POST", "/api/v1/zones", map[string]any{"name": "move.example", "nameservers": []string{"ns1.move.example"}}, ""); code != 201 {
+		t.Fatalf("zone: %d %v", code, z)
+	}
+	server := "127.0.0.1:" + strconv.Itoa(knot.Port)
+	dry := n.mustCtl(exitOK, "zone", "import", "move.example", "--axfr", server, "--tsig", "old:hmac-sha256:"+secret, "--dry-run")
+	if !strings.Contains(dry, "+ ptr.move.example 600 PTR web.move.example.") || !strings.Contains(dry, "nothing stored") {
+		t.Errorf("dry run:\n%s", dry)
+	}
+	n.mustCtl(exitOK, "zone", "import", "move.example", "--axfr", server, "--tsig", "old:hmac-sha256:"+secret)
+	eventually(t, 10*time.Second, "the node answers the pulled PTR", func() (bool, string) {
+		got := n.dig("ptr.move.example", "PTR")
+		return got == "NOERROR ptr.move.example. PTR web.move.example.", got
+	})
+	code, _, errOut := n.ctl("zone", "import", "move.example", "--axfr", server, "--tsig", "old:hmac-sha256:d3Jvbmc=")
+	if code != exitFailed || !strings.Contains(errOut, "axfr.tsig") {
+		t.Errorf("wrong key: exit %d\n%s", code, errOut)
+	}
+	n.mustCtl(exitUsage, "zone", "import", "move.example", "--tsig", "old:hmac-sha256:"+secret, "file.zone")
 }

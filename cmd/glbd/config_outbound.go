@@ -57,8 +57,8 @@ func outboundFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after 
 		*p = commaList(env(envName(name)))
 		fs.Var(&listFlag{p: p, fromEnv: len(*p) > 0}, name, usage+" (env "+envName(name)+", comma-separated)")
 	}
-	list(&o.Allow, "outbound-allow", "address, CIDR network or host name that notifications and rollout guards may reach although loopback, link-local, private, shared (100.64.0.0/10), multicast or unspecified; repeatable")
-	list(&o.Deny, "outbound-deny", "address, CIDR network or host name that notifications and rollout guards may not reach; wins over --outbound-allow; repeatable")
+	list(&o.Allow, "outbound-allow", "address, CIDR network or host name that notifications, rollout guards and AXFR imports may reach although loopback, link-local, private, shared (100.64.0.0/10), multicast or unspecified; repeatable")
+	list(&o.Deny, "outbound-deny", "address, CIDR network or host name that notifications, rollout guards and AXFR imports may not reach; wins over --outbound-allow; repeatable")
 	fs.StringVar(&o.Resolver, "outbound-resolver", env(envName("outbound-resolver")),
 		"DNS server (IP:port) asked for the addresses of notification and guard URLs; empty = the system's resolver (env "+envName("outbound-resolver")+")")
 	return func() error {
