@@ -3,6 +3,7 @@ package dnsserver
 import (
 	"bytes"
 	"encoding/binary"
+	"net"
 	"net/netip"
 	"time"
 
@@ -36,6 +37,14 @@ type worker struct {
 	// tapped counts queries towards the dnstap sample (tap.Offer),
 	// sampledQueries towards the traffic sample (analytics.Sample.Offer).
 	tapped, sampledQueries uint32
+	// udp and peer are the socket a UDP datagram came on and its sender,
+	// set by UDP readers so that an UPDATE or a signed query can be
+	// answered on a goroutine of its own (handoff.go); udp nil answers
+	// them in line.
+	udp  *net.UDPConn
+	peer netip.AddrPort
+	// reserve is room the reply must leave for a TSIG (tsig_query.go).
+	reserve int
 }
 
 func newWorker() *worker {
@@ -60,7 +69,12 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 		s.metrics.dropped.Inc()
 		return nil
 	}
-	w.b = builder{buf: w.out[:0], r: r, tcp: tcp}
+	if w.udp != nil && (r.opcode == opcodeUpdate && s.cfg.Updates != nil || r.opcode == 0 && r.tsig && !r.malformed) && s.handOff(w, msg) {
+		// It needs the store (keys, zones): answered meanwhile on a
+		// goroutine of its own, which counts it.
+		return nil
+	}
+	w.b = builder{buf: w.out[:0], r: r, tcp: tcp, reserve: w.reserve}
 	b := &w.b
 	b.sig.tails, b.sig.cache, b.sig.now = w.tails[:0], s.sigs, now
 	defer func() {
@@ -73,6 +87,9 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 			b.rcode = rcodeServFail
 			b.setEDE(edeOther, edeTextPanic)
 			reply = b.finish()
+		}
+		if b.nested {
+			return // the answer to the query inside counted itself
 		}
 		if s.edge.rrl != nil && !tcp && !b.cookieValid && reply != nil {
 			reply = s.limit(b, src, uint32(now.UnixMilli()), reply)
@@ -112,6 +129,9 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 		return b.finish()
 	}
 	b.question()
+	if r.tsig {
+		return s.signedQuery(b, msg, src, tcp)
+	}
 	if r.opt && r.version != 0 {
 		b.rcode = rcodeBadVers
 		return b.finish()
@@ -340,6 +360,11 @@ type builder struct {
 	sampleSubnet netip.Prefix
 	truncated    bool
 	sig          signing
+	// reserve is room kept free for a TSIG; nested: the reply is that of
+	// a query answered inside this one (a signed query's), which counted
+	// itself.
+	reserve int
+	nested  bool
 
 	// Options and what RRL needs to classify the reply.
 	nsid        []byte // NSID to send, nil for none
@@ -432,7 +457,7 @@ func (b *builder) finish() []byte {
 			limit = max(minUDPPayload, min(int(r.udpSize), maxUDPPayload))
 		}
 	}
-	if len(b.buf)+optLen > limit {
+	if len(b.buf)+optLen+b.reserve > limit {
 		// No partial RRset: every section goes and TC tells the resolver
 		// to ask again over TCP.
 		b.buf = b.buf[:b.qend]

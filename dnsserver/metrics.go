@@ -70,6 +70,14 @@ type metrics struct {
 	// loop sent through its reading socket, not a send-only twin.
 	udpBatched    prometheus.Gauge
 	readerReplies prometheus.Counter
+	// RFC 2136 UPDATEs (rfc2136_commit.go): each update's outcome, the
+	// store writes their batches made, the batches applied again after
+	// another writer got in first, and the retransmissions answered with
+	// the first message's answer.
+	updates           *prometheus.CounterVec
+	updateWrites      prometheus.Counter
+	updateRetries     prometheus.Counter
+	updateRetransmits prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -96,6 +104,17 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		readerReplies: set.Counter("udp_reader_replies_total",
 			"Replies the batched UDP loop sent through the socket that read the query rather than its send-only twin (--udp-path reader, or no twin)."),
 		snapshots: set.Counter("snapshots_published_total", "Snapshots published to the DNS server."),
+		updates: set.CounterVec("updates_total",
+			"Signed RFC 2136 UPDATEs by outcome: applied, unchanged (nothing to change), refused (prerequisite, grant or validation), failed (store), timeout (waited too long).", "outcome"),
+		updateWrites: set.Counter("update_writes_total",
+			"Store writes made by RFC 2136 UPDATEs; the updates of one zone that arrive together share one."),
+		updateRetries: set.Counter("update_retries_total",
+			"Batches of RFC 2136 UPDATEs applied again because another writer changed the zone first."),
+		updateRetransmits: set.Counter("update_retransmits_total",
+			"Retransmitted signed UPDATEs answered with the answer of the first copy, not applied again."),
+	}
+	for _, o := range []string{"applied", "unchanged", "refused", "failed", "timeout"} {
+		m.updates.WithLabelValues(o)
 	}
 	for i, t := range metricTypes {
 		for j, rc := range metricRcodes {

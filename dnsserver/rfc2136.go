@@ -2,8 +2,8 @@ package dnsserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,15 +16,20 @@ import (
 //
 // An UPDATE is a write: it leaves the answer path at the opcode, before
 // the snapshot is looked up (handler.go), and is parsed by miekg/dns,
-// which allocates as it likes. The zone is read from the store, the
-// prerequisites (§2.4, §3.2) are checked against it, the update section
-// (§2.5, §3.4) is applied to a copy, and the copy is written with the
-// revision it was read at: one store transaction that bumps the global
-// revision, audited with the TSIG key as the actor, so every node serves
-// the change like a REST write. A writer that got in between makes the
-// write stale; the update is then checked again from the start against
-// what that writer left, so prerequisites always hold of what is
-// replaced.
+// which allocates as it likes. Over UDP it is also handed off the reading
+// goroutine, so that queries on that socket are answered meanwhile.
+//
+// The UPDATEs of one zone queue for the zone's committer
+// (rfc2136_commit.go), which takes every update waiting, checks each
+// one's prerequisites (§2.4, §3.2) in the order they came against the
+// zone as the updates before it in the batch left it, applies its update
+// section (§2.5, §3.4), and writes the batch as one store transaction
+// that bumps the global revision, audited with the TSIG key as the actor,
+// so every node serves the change like a REST write. Updates that arrive
+// together so share one write and one snapshot rebuild, and none is
+// refused because another got in first: a write made stale by another
+// node or a REST write is checked again from the start against what that
+// writer left, so prerequisites always hold of what is replaced.
 
 // UpdateStore is what the UPDATE path needs of the store.
 type UpdateStore interface {
@@ -43,11 +48,13 @@ const (
 	rcodeNotAuth  = 9
 	rcodeNotZone  = 10
 
-	// updateTimeout bounds the store's part of one UPDATE.
+	// updateTimeout bounds the TSIG key lookup of one UPDATE or signed
+	// query, and one batch's store work.
 	updateTimeout = 5 * time.Second
-	// updateAttempts bounds the retries when other writers keep getting
-	// in first.
-	updateAttempts = 5
+	// updateWait bounds how long an UPDATE waits in its zone's queue and
+	// for the writes before it: past it, it is answered SERVFAIL without
+	// being applied (nsupdate has given up on it by then).
+	updateWait = 15 * time.Second
 )
 
 // Extended DNS Error codes (RFC 8914 §4) glb sends.
@@ -83,12 +90,48 @@ func (s *Server) update(b *builder, msg []byte) []byte {
 		b.rcode = rcodeFormErr
 		return b.finish()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), updateTimeout)
-	defer cancel()
 	now := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), updateTimeout)
+	tc, err := checkTSIG(ctx, s.cfg.Updates, req, msg, now)
+	cancel()
+	var rf *refusal
+	switch {
+	case err != nil:
+		s.log.Warn("update: TSIG key lookup", "err", err)
+		rf = refuse(rcodeServFail, edeOther, "the store did not answer")
+	case tc.signed():
+		// A message seen before is a retransmission (or a replay): it
+		// gets the answer the first got, and changes nothing again.
+		e, first := s.replays.claim(tc.key.Name, strings.ToLower(tc.rr.MAC), int64(tc.rr.TimeSigned)+int64(tc.rr.Fudge), now)
+		if !first {
+			return s.retransmitted(b, e)
+		}
+		out := s.updateReply(b, req, tc, s.applyUpdate(req, &tc), now)
+		e.finish(out)
+		return out
+	}
+	return s.updateReply(b, req, tc, s.refusalFor(tc, rf), now)
+}
+
+// refusalFor is the answer to a request whose TSIG did not check out, or
+// that carried none: NOTAUTH with the TSIG error (RFC 8945 §5.2), or
+// REFUSED.
+func (s *Server) refusalFor(tc tsigCheck, rf *refusal) *refusal {
+	switch {
+	case rf != nil:
+		return rf
+	case tc.rr != nil && tc.err != 0:
+		return fail(rcodeNotAuth)
+	default:
+		return refuse(rcodeRefused, edeProhibited, "updates must be signed with a TSIG key")
+	}
+}
+
+// updateReply packs the answer to req, refused as rf (nil: applied),
+// signed as tc asks, into b's buffer.
+func (s *Server) updateReply(b *builder, req *dns.Msg, tc tsigCheck, rf *refusal, now time.Time) []byte {
 	resp := new(dns.Msg)
 	resp.SetReply(req)
-	tc, rf := s.applyUpdate(ctx, req, msg, now)
 	if rf != nil {
 		resp.Rcode = rf.rcode
 	}
@@ -98,7 +141,10 @@ func (s *Server) update(b *builder, msg []byte) []byte {
 			o.Option = append(o.Option, &dns.EDNS0_EDE{InfoCode: rf.ede, ExtraText: rf.text})
 		}
 	}
-	out, err := finishTSIG(resp, tc, now)
+	out, err := resp.Pack()
+	if err == nil {
+		out, err = signReply(out, tc, now)
+	}
 	if err != nil {
 		s.log.Warn("update: reply", "err", err)
 		b.flags |= uint16(opcodeUpdate) << 11
@@ -110,83 +156,44 @@ func (s *Server) update(b *builder, msg []byte) []byte {
 	return b.buf
 }
 
-// applyUpdate checks the TSIG, then runs the update against the store.
-func (s *Server) applyUpdate(ctx context.Context, req *dns.Msg, raw []byte, now time.Time) (tsigCheck, *refusal) {
-	st := s.cfg.Updates
-	tc, err := checkTSIG(ctx, st, &s.replays, req, raw, now)
-	if err != nil {
-		s.log.Warn("update: TSIG key lookup", "err", err)
-		return tsigCheck{}, refuse(rcodeServFail, edeOther, "the store did not answer")
+// retransmitted answers a message already being answered, or answered,
+// with that answer, once it is known.
+func (s *Server) retransmitted(b *builder, e *replayEntry) []byte {
+	t := time.NewTimer(updateWait + updateTimeout)
+	defer t.Stop()
+	select {
+	case <-e.done:
+	case <-t.C:
+		return nil // the first is still not answered: say nothing
 	}
-	if tc.rr != nil && tc.err != 0 {
-		// RFC 8945 §5.2: NOTAUTH, the reason in the TSIG's error field.
-		return tc, fail(rcodeNotAuth)
+	s.metrics.updateRetransmits.Inc()
+	if len(e.reply) >= headerLen {
+		b.rcode = int(e.reply[3] & 0xf)
 	}
-	if !tc.signed() {
-		return tc, refuse(rcodeRefused, edeProhibited, "updates must be signed with a TSIG key")
-	}
+	b.buf = append(b.buf[:0], e.reply...)
+	return b.buf
+}
+
+// applyUpdate runs a signed update through its zone's committer and
+// returns its refusal, nil when it was applied (or changed nothing).
+func (s *Server) applyUpdate(req *dns.Msg, tc *tsigCheck) *refusal {
 	if len(req.Question) != 1 || req.Question[0].Qtype != dns.TypeSOA {
-		return tc, fail(rcodeFormErr) // §3.1.1
+		return fail(rcodeFormErr) // §3.1.1
 	}
 	zq := req.Question[0]
 	lv := s.live.Load()
 	if lv == nil {
-		return tc, refuse(rcodeServFail, edeNotReady, "no configuration loaded yet")
+		return refuse(rcodeServFail, edeNotReady, "no configuration loaded yet")
 	}
 	apex, err := wireName(zq.Name)
 	if err != nil {
-		return tc, fail(rcodeFormErr)
+		return fail(rcodeFormErr)
 	}
 	z := lv.snap.zones[string(apex)]
 	if z == nil || zq.Qclass != dns.ClassINET {
-		return tc, refuse(rcodeNotAuth, edeNotAuthoritative, "%s is not a zone served here", zq.Name)
+		return refuse(rcodeNotAuth, edeNotAuthoritative, "%s is not a zone served here", zq.Name)
 	}
-	for range updateAttempts {
-		rf, retry := s.updateOnce(ctx, z, req, &tc.key)
-		if !retry {
-			return tc, rf
-		}
-	}
-	return tc, refuse(rcodeServFail, edeOther, "the zone kept changing under the update; try again")
-}
-
-// updateOnce reads the zone, checks and applies the update, and writes
-// it; retry is true when another write got in first.
-func (s *Server) updateOnce(ctx context.Context, z *zone, req *dns.Msg, key *pools.TSIGKey) (rf *refusal, retry bool) {
-	st := s.cfg.Updates
-	o, err := st.Get(ctx, pools.KindZone, z.id)
-	if err != nil {
-		s.log.Warn("update: read zone", "zone", z.id, "err", err)
-		return refuse(rcodeServFail, edeOther, "the store did not answer"), false
-	}
-	pz := o.(*pools.Zone)
-	zs := newZoneState(pz, z)
-	if rf := zs.prerequisites(req.Answer); rf != nil {
-		return rf, false
-	}
-	if rf := zs.prescan(req.Ns, key, pz.ID); rf != nil {
-		return rf, false
-	}
-	if !zs.apply(req.Ns) {
-		return nil, false // nothing changed: no write, no serial (§3.4.2.7)
-	}
-	pz.Records = zs.records()
-	actor := pools.ActorTSIGPrefix + key.Name
-	wctx := pools.WithCaller(ctx, pools.Caller{Actor: actor, Method: pools.MethodDNSUpdate})
-	_, err = st.Replace(wctx, pz, pz.Revision)
-	var ve *pools.ValidationError
-	switch {
-	case err == nil:
-		s.log.Info("zone updated", "zone", pz.Name, "key", key.Name, "revision", pz.Revision)
-		return nil, false
-	case errors.Is(err, pools.ErrStale):
-		return nil, true
-	case errors.As(err, &ve):
-		return refuse(rcodeRefused, edeOther, "%s", ve.Error()), false
-	default:
-		s.log.Warn("update: write zone", "zone", pz.Name, "err", err)
-		return refuse(rcodeServFail, edeOther, "the store did not answer"), false
-	}
+	return s.commits.submit(s, z, req, &tc.key)
 }
 
 // zoneState is a zone's records as an UPDATE sees them: the static
@@ -203,16 +210,17 @@ type zoneState struct {
 }
 
 type upRec struct {
-	rr   dns.RR // owner lower case, fully qualified
-	orig pools.Record
-	// zeroTTL: the stored record set no TTL (the zone's applies).
-	zeroTTL bool
-	gone    bool
-	added   bool
+	rr dns.RR // owner lower case, fully qualified
+	// rec is the record as stored: as it was read, or as an update adds
+	// it (no TTL when it has the zone's).
+	rec  pools.Record
+	gone bool
 }
 
-func newZoneState(pz *pools.Zone, z *zone) *zoneState {
-	zs := &zoneState{apex: dns.Fqdn(pools.CanonicalName(pz.Name)), lbs: map[string]bool{}, ttl: pz.TTL}
+// parseRecords returns the static records of pz as an UPDATE works on
+// them.
+func parseRecords(pz *pools.Zone) []upRec {
+	recs := make([]upRec, 0, len(pz.Records))
 	for _, r := range pz.Records {
 		ttl := r.TTL
 		if ttl == 0 {
@@ -222,8 +230,15 @@ func newZoneState(pz *pools.Zone, z *zone) *zoneState {
 		if err != nil || rr == nil {
 			continue // the store validated it; the compile would have refused it
 		}
-		zs.recs = append(zs.recs, upRec{rr: rr, orig: r, zeroTTL: r.TTL == 0})
+		recs = append(recs, upRec{rr: rr, rec: r})
 	}
+	return recs
+}
+
+// newZoneState is the state of pz, whose parsed records are recs (the
+// state works on a copy), with the load-balanced names of z.
+func newZoneState(pz *pools.Zone, recs []upRec, z *zone) *zoneState {
+	zs := &zoneState{apex: dns.Fqdn(pools.CanonicalName(pz.Name)), recs: slices.Clone(recs), lbs: map[string]bool{}, ttl: pz.TTL}
 	for _, ns := range pz.Nameservers {
 		zs.ns = append(zs.ns, &dns.NS{Hdr: dns.RR_Header{Name: zs.apex, Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: pz.TTL}, Ns: dns.Fqdn(strings.ToLower(ns))})
 	}
@@ -495,29 +510,35 @@ func (zs *zoneState) add(name string, rr dns.RR) bool {
 			r.gone = true
 		}
 	}
-	zs.recs = append(zs.recs, upRec{rr: c, added: true})
+	content := strings.TrimPrefix(c.String(), c.Header().String())
+	rec := pools.Record{Name: pools.CanonicalName(name), Type: dns.TypeToString[h.Rrtype], Content: content}
+	if h.Ttl != zs.ttl {
+		rec.TTL = h.Ttl
+	}
+	zs.recs = append(zs.recs, upRec{rr: c, rec: rec})
 	return true
 }
 
-// records returns the static records after the update: those kept as
-// they were stored, then those added, in presentation format.
+// records returns the static records after the updates: those kept as
+// they were stored, then those added.
 func (zs *zoneState) records() []pools.Record {
-	out := []pools.Record{}
+	out := make([]pools.Record, 0, len(zs.recs))
 	for _, r := range zs.recs {
-		if r.gone {
-			continue
+		if !r.gone {
+			out = append(out, r.rec)
 		}
-		if !r.added {
-			out = append(out, r.orig)
-			continue
+	}
+	return out
+}
+
+// kept returns the records after the updates, for the next batch to start
+// from once they are stored.
+func (zs *zoneState) kept() []upRec {
+	out := make([]upRec, 0, len(zs.recs))
+	for _, r := range zs.recs {
+		if !r.gone {
+			out = append(out, r)
 		}
-		h := r.rr.Header()
-		content := strings.TrimPrefix(r.rr.String(), h.String())
-		rec := pools.Record{Name: pools.CanonicalName(h.Name), Type: dns.TypeToString[h.Rrtype], Content: content}
-		if h.Ttl != zs.ttl {
-			rec.TTL = h.Ttl
-		}
-		out = append(out, rec)
 	}
 	return out
 }

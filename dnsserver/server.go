@@ -96,8 +96,14 @@ type Server struct {
 	live       atomic.Pointer[live]
 	sigs       *dnssec.Cache
 	sigMetrics *signingMetrics
-	// replays holds the MACs of recent signed UPDATEs (tsig_replay.go).
+	// replays holds the answers to recent signed UPDATEs by their MACs
+	// (tsig_replay.go); commits queues the UPDATEs of each zone
+	// (rfc2136_commit.go).
 	replays replayCache
+	commits committers
+	// handOffs counts the messages answered on goroutines of their own
+	// (handoff.go).
+	handOffs chan struct{}
 
 	pubMu sync.Mutex
 
@@ -180,7 +186,7 @@ func New(cfg Config) (*Server, error) {
 	return &Server{
 		cfg: cfg, log: cfg.Logger.With("component", "dns"), metrics: m, edge: e,
 		sigs: dnssec.NewCache(cfg.SignatureCacheSize, dnssec.Policy{}, sm.counters()), sigMetrics: sm,
-		conns: map[net.Conn]*tcpConn{},
+		conns: map[net.Conn]*tcpConn{}, handOffs: make(chan struct{}, maxHandOffs),
 	}, nil
 }
 

@@ -6,9 +6,19 @@ import (
 	"time"
 )
 
-// TestReplayCache: a MAC is refused while its message could still pass
-// the time check, from the same key only, and is forgotten after; the
-// map is swept of expired MACs as it grows.
+// first claims (key, mac) and finishes it at once, as a message answered
+// at once would; it reports whether the message was new.
+func (c *replayCache) first(key, mac string, until int64, now time.Time) bool {
+	e, first := c.claim(key, mac, until, now)
+	if first {
+		e.finish([]byte(mac))
+	}
+	return first
+}
+
+// TestReplayCache: a MAC is held while its message could still pass the
+// time check, from the same key only, and is forgotten after; the map is
+// swept of expired MACs as it grows.
 func TestReplayCache(t *testing.T) {
 	t.Parallel()
 	var c replayCache
@@ -18,7 +28,7 @@ func TestReplayCache(t *testing.T) {
 		t.Fatal("a new MAC counted as seen")
 	}
 	if c.first("acme", "aa", until, now.Add(300*time.Second)) {
-		t.Fatal("a MAC seen again at the last second of its window went through")
+		t.Fatal("a MAC seen again at the last second of its window counted as new")
 	}
 	if !c.first("other", "aa", until, now) {
 		t.Fatal("the same MAC under another key counted as seen")
@@ -39,5 +49,42 @@ func TestReplayCache(t *testing.T) {
 	}
 	if !c.first("acme", "1", later.Unix()+300, later) {
 		t.Fatal("an expired MAC came back as seen")
+	}
+}
+
+// TestReplayCacheWaitsForTheFirst: a message seen again while the first
+// copy is still being answered gets that answer once it is known, and an
+// entry still being answered is not swept however old.
+func TestReplayCacheWaitsForTheFirst(t *testing.T) {
+	t.Parallel()
+	var c replayCache
+	now := time.Unix(1_800_000_000, 0)
+	e, first := c.claim("acme", "aa", now.Unix()+300, now)
+	if !first {
+		t.Fatal("a new MAC counted as seen")
+	}
+	again, first := c.claim("acme", "aa", now.Unix()+300, now.Add(3*time.Second))
+	if first || again != e {
+		t.Fatal("a retransmission while the first is answered is not given the first's entry")
+	}
+	got := make(chan []byte)
+	go func() {
+		<-again.done
+		got <- again.reply
+	}()
+	reply := []byte("the answer")
+	e.finish(reply)
+	reply[0] = 'X' // the entry keeps its own copy
+	if r := <-got; string(r) != "the answer" {
+		t.Fatalf("the retransmission got %q", r)
+	}
+
+	pending, _ := c.claim("acme", "slow", now.Unix(), now)
+	later := now.Add(time.Hour)
+	for i := range 2000 {
+		c.first("acme", strconv.Itoa(i), later.Unix()+300, later)
+	}
+	if c.seen[replayKey{"acme", "slow"}] != pending {
+		t.Fatal("an entry still being answered was swept")
 	}
 }

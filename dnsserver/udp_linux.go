@@ -124,12 +124,19 @@ func (b *batchIO) flush(s *Server, rc syscall.RawConn, twin int) error {
 
 // source is the sender of datagram i, as the portable path reports it
 // (an IPv4 sender on an IPv6 socket is IPv4-mapped) but without a zone.
-func (b *batchIO) source(i int) netip.Addr {
+func (b *batchIO) source(i int) netip.AddrPort {
 	sa := &b.names[i]
 	if sa.Family == unix.AF_INET {
-		return netip.AddrFrom4((*unix.RawSockaddrInet4)(unsafe.Pointer(sa)).Addr)
+		sa4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
+		return netip.AddrPortFrom(netip.AddrFrom4(sa4.Addr), netPort(sa4.Port))
 	}
-	return netip.AddrFrom16(sa.Addr)
+	return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr), netPort(sa.Port))
+}
+
+// netPort reads a port as a sockaddr holds it, in network byte order.
+func netPort(p uint16) uint16 {
+	b := (*[2]byte)(unsafe.Pointer(&p))
+	return uint16(b[0])<<8 | uint16(b[1])
 }
 
 // queue adds reply, answering datagram i, to the next sendmmsg.
@@ -151,7 +158,8 @@ func (b *batchIO) answer(s *Server, w *worker) {
 	b.nsend, b.sent = 0, 0
 	for i := range b.n {
 		w.out = b.out[i][:0]
-		if reply := w.handle(s, b.in[i][:b.rhdr[i].Len], b.source(i), false); len(reply) > 0 {
+		w.peer = b.source(i)
+		if reply := w.handle(s, b.in[i][:b.rhdr[i].Len], w.peer.Addr(), false); len(reply) > 0 {
 			b.queue(i, reply)
 		}
 	}
@@ -167,6 +175,7 @@ func (s *Server) serveUDPBatched(c *net.UDPConn, sendFD int) bool {
 	}
 	b := newBatchIO()
 	w := newWorker()
+	w.udp = c
 	s.metrics.udpBatched.Inc()
 	defer s.metrics.udpBatched.Dec()
 	for {

@@ -10,6 +10,7 @@ import (
 func (s *Server) serveUDPPortable(c *net.UDPConn) {
 	in := make([]byte, 65535)
 	w := newWorker()
+	w.udp = c
 	for {
 		n, from, err := c.ReadFromUDPAddrPort(in)
 		if err != nil {
@@ -18,6 +19,7 @@ func (s *Server) serveUDPPortable(c *net.UDPConn) {
 			}
 			continue
 		}
+		w.peer = from
 		if reply := w.handle(s, in[:n], from.Addr(), false); reply != nil {
 			_, _ = c.WriteToUDPAddrPort(reply, from)
 		}

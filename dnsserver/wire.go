@@ -31,6 +31,7 @@ const (
 	typeAAAA  = 28
 	typeDS    = 43
 	typeOPT   = 41
+	typeTSIG  = 250
 	typeIXFR  = 251
 	typeAXFR  = 252
 	typeANY   = 255
@@ -88,6 +89,10 @@ type request struct {
 	ecsSrc   uint8
 	ecsAddr  [16]byte
 	ecsBytes int // address bytes as sent: ceil(ecsSrc/8)
+
+	// tsig: the additional section ends in a TSIG record (RFC 8945): the
+	// query is answered, signed, off the answer path (tsig_query.go).
+	tsig bool
 
 	nsid bool // the client asked for the NSID (RFC 5001)
 	// DNS cookie (RFC 7873): a client cookie, and the server cookie it
@@ -174,8 +179,16 @@ func (r *request) parse(msg []byte) bool {
 			r.malformed = true
 			return true
 		}
-		if typ == typeOPT {
+		switch typ {
+		case typeOPT:
 			r.parseOPT(msg[start:off], rdata)
+		case typeTSIG:
+			// RFC 8945 §5.1: a TSIG anywhere but last is FORMERR.
+			r.tsig = true
+			if i != ar-1 {
+				r.malformed = true
+				return true
+			}
 		}
 	}
 	return true

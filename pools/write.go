@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 )
 
@@ -113,6 +114,15 @@ func checkID(id string) string {
 // Clone returns a deep copy of o, so a store never keeps or changes what
 // its caller holds.
 func Clone(o Object) (Object, error) {
+	if z, ok := o.(*Zone); ok {
+		// A zone is plain values but for two slices: copied by hand, as
+		// the JSON round trip costs tens of milliseconds at 10,000
+		// records, on every UPDATE of such a zone.
+		c := *z
+		c.Nameservers = slices.Clone(z.Nameservers)
+		c.Records = slices.Clone(z.Records)
+		return &c, nil
+	}
 	b, err := json.Marshal(o)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"go.etcd.io/bbolt"
 
@@ -18,9 +19,13 @@ func zoneKeys(tx *bbolt.Tx, zoneID string) ([]pools.ZoneKey, error) {
 	if v == nil {
 		return nil, fmt.Errorf("zone %q: %w", zoneID, pools.ErrNotFound)
 	}
-	o, err := decode(pools.KindZone, v)
-	if err != nil {
-		return nil, err
+	// Only the zone's creation time is needed: decoding a zone of 10,000
+	// records in full costs tens of milliseconds, after every UPDATE.
+	var zone struct {
+		CreatedOn time.Time `json:"created_on"`
+	}
+	if err := json.Unmarshal(v, &zone); err != nil {
+		return nil, fmt.Errorf("decode zone %q: %w", zoneID, err)
 	}
 	keys := []pools.ZoneKey{}
 	b := tx.Bucket(keysBucket)
@@ -35,7 +40,7 @@ func zoneKeys(tx *bbolt.Tx, zoneID string) ([]pools.ZoneKey, error) {
 	if err := json.Unmarshal(doc, &all); err != nil {
 		return nil, fmt.Errorf("decode dnssec keys of zone %q: %w", zoneID, err)
 	}
-	created := o.ObjectMeta().CreatedOn
+	created := zone.CreatedOn
 	for _, k := range all {
 		if !k.CreatedOn.Before(created) {
 			keys = append(keys, k)
