@@ -17,10 +17,12 @@ import (
 // the answer is signed. A TSIG that does not check out is answered
 // NOTAUTH with the TSIG error, as an UPDATE's is (tsig.go).
 
-// tsigRoom is the most a TSIG adds to a reply: owner and algorithm names
-// of up to 255 bytes, the fixed fields, a SHA-512 MAC and BADTIME's six
-// bytes of Other Data.
-const tsigRoom = 255 + 10 + 255 + 16 + 64 + 6
+// tsigRoom is what the TSIG signReply adds for c takes: the key's and
+// the algorithm's names, the fixed fields and the MAC (at most SHA-512's
+// 64 bytes).
+func tsigRoom(c *tsigCheck) int {
+	return len(dns.CanonicalName(c.rr.Hdr.Name)) + 1 + 10 + len(dns.CanonicalName(c.rr.Algorithm)) + 1 + 16 + 64
+}
 
 // signedQuery answers a signed query into b, whose question is written.
 func (s *Server) signedQuery(b *builder, msg []byte, src netip.Addr, tcp bool) []byte {
@@ -50,7 +52,7 @@ func (s *Server) signedQuery(b *builder, msg []byte, src netip.Addr, tcp bool) [
 			return b.finish()
 		}
 		w := newWorker()
-		w.reserve = tsigRoom
+		w.reserve = tsigRoom(&tc)
 		reply = w.handle(s, stripped, src, tcp)
 		b.nested = true
 		if reply == nil {

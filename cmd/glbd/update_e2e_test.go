@@ -302,6 +302,9 @@ func TestUpdateRefusalsChangeNothing(t *testing.T) {
 				if ts.MACSize != 0 {
 					t.Fatalf("BADSIG/BADKEY reply signed (RFC 8945 §5.3.2: it must not be)")
 				}
+				if d := time.Since(time.Unix(int64(ts.TimeSigned), 0)); d < -5*time.Second || d > 5*time.Second {
+					t.Fatalf("BADSIG/BADKEY reply's Time Signed %d is not the server's clock (off by %v)", ts.TimeSigned, d)
+				}
 			case tc.tsig == dns.RcodeBadTime:
 				// Signed with the key, the request's time, ours in Other Data.
 				if err := verifyReplyMAC(r, tc.secret, mac); err != nil {
