@@ -54,7 +54,7 @@ const (
 	// updateWait bounds how long an UPDATE waits in its zone's queue and
 	// for the writes before it: past it, it is answered SERVFAIL without
 	// being applied (nsupdate has given up on it by then).
-	updateWait = 15 * time.Second
+	updateWait = 30 * time.Second
 )
 
 // Extended DNS Error codes (RFC 8914 §4) glb sends.
