@@ -69,7 +69,7 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 		s.metrics.dropped.Inc()
 		return nil
 	}
-	if w.udp != nil && (r.opcode == opcodeUpdate && s.cfg.Updates != nil || r.opcode == 0 && r.tsig && !r.malformed) && s.handOff(w, msg) {
+	if w.udp != nil && (r.opcode == opcodeUpdate && s.cfg.Updates != nil || r.signedQuery()) && s.handOff(w, msg) {
 		// It needs the store (keys, zones): answered meanwhile on a
 		// goroutine of its own, which counts it.
 		return nil
@@ -129,7 +129,7 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 		return b.finish()
 	}
 	b.question()
-	if r.tsig {
+	if r.signedQuery() {
 		return s.signedQuery(b, msg, src, tcp)
 	}
 	if r.opt && r.version != 0 {

@@ -17,6 +17,13 @@ import (
 // the answer is signed. A TSIG that does not check out is answered
 // NOTAUTH with the TSIG error, as an UPDATE's is (tsig.go).
 
+// signedQuery reports whether r is a query answered by signedQuery: a
+// signed QUERY that is not a transfer (the transfer service checks and
+// signs its own, xfr.go).
+func (r *request) signedQuery() bool {
+	return r.opcode == 0 && r.tsig && !r.malformed && r.qtype != typeAXFR && r.qtype != typeIXFR
+}
+
 // tsigRoom is what the TSIG signReply adds for c takes: the key's and
 // the algorithm's names, the fixed fields and the MAC (at most SHA-512's
 // 64 bytes).
