@@ -29,19 +29,20 @@ func TestConsoleNotifications(t *testing.T) {
 	// The events in words, which are sent said in full; the PagerDuty
 	// key only for that format.
 	var events, chosen string
-	var keyShown, keyForPD bool
+	var keyShown, keyForPD, keyBack bool
 	drive(t, ctx, "the form", chromedp.Text(`#n-events`, &events), chromedp.Text(`#n-chosen`, &chosen),
 		chromedp.Evaluate(`document.getElementById("n-routing-key").offsetParent !== null`, &keyShown),
 		chromedp.SetValue(`#n-format`, "pagerduty"), chromedp.Evaluate(`document.getElementById("n-format").dispatchEvent(new Event("change"))`, nil),
 		chromedp.Evaluate(`document.getElementById("n-routing-key").offsetParent !== null`, &keyForPD),
 		chromedp.SetValue(`#n-format`, "standard"), chromedp.Evaluate(`document.getElementById("n-format").dispatchEvent(new Event("change"))`, nil),
+		chromedp.Evaluate(`document.getElementById("n-routing-key").offsetParent !== null`, &keyBack),
 		chromedp.Click(`#n-ev-failover`), chromedp.Text(`#n-chosen`, &chosen),
 		chromedp.Click(`#n-ev-failover`))
 	if !strings.Contains(events, "a load balancer answers from another pool") || !strings.Contains(events, "a rollout steps") {
 		t.Errorf("the events read %q", events)
 	}
-	if keyShown || !keyForPD {
-		t.Errorf("the routing key shows for standard %v, for pagerduty %v; want only for pagerduty", keyShown, keyForPD)
+	if keyShown || !keyForPD || keyBack {
+		t.Errorf("the routing key shows for standard %v, for pagerduty %v, back to standard %v; want only for pagerduty", keyShown, keyForPD, keyBack)
 	}
 	if chosen != "Sent: 2 events (origin_health, pool_health)." {
 		t.Errorf("with failover unticked the form says %q", chosen)
