@@ -24,6 +24,7 @@ require (
 	github.com/prometheus/client_model v0.6.2
 	go.etcd.io/bbolt v1.4.3
 	go4.org/netipx v0.0.0-20231129151722-fdeea329fbba
+	golang.org/x/net v0.57.0
 	golang.org/x/sys v0.50.0
 	google.golang.org/protobuf v1.36.8
 )
@@ -60,7 +61,6 @@ require (
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
-	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 )

@@ -112,6 +112,7 @@ type pair struct {
 
 	th        threshold
 	reason    string // of the latest failure, while unhealthy
+	note      string // of the latest success, if it said anything (tls: days left)
 	rtt       time.Duration
 	checkedAt time.Time
 	checks    int
@@ -333,7 +334,7 @@ func (c *Checker) newPair(t *target, old *pair) *pair {
 	p.phase = old.phase
 	p.th = old.th
 	p.th.restart(t.up, t.down)
-	p.reason, p.rtt, p.checkedAt = old.reason, old.rtt, old.checkedAt
+	p.reason, p.note, p.rtt, p.checkedAt = old.reason, old.note, old.rtt, old.checkedAt
 	return p
 }
 
@@ -469,6 +470,7 @@ func (p *pair) observed(r result, now time.Time) {
 		p.reason = r.reason
 		return
 	}
+	p.note = r.reason
 	if p.rtt == 0 {
 		p.rtt = r.rtt
 	} else {

@@ -111,7 +111,17 @@ func (w *watch) decide() (bool, string) {
 	for _, p := range w.pairs {
 		vs = append(vs, monitorVote{monitor: p.monitor, role: p.role, known: p.th.known, healthy: p.th.Healthy(), reason: p.reason})
 	}
-	return groupDecide(vs)
+	up, reason := groupDecide(vs)
+	if up {
+		// An up origin shows what its checks noted, such as the days
+		// a certificate has left: the first deciding monitor's note.
+		for _, p := range w.pairs {
+			if p.role != roleOnly && p.th.Healthy() && p.note != "" {
+				return true, p.note
+			}
+		}
+	}
+	return up, reason
 }
 
 // state is w's state as a view holds it. With unit set (Follower; one
@@ -171,7 +181,9 @@ func (w *watch) state(now time.Time, unit time.Duration) (pools.OriginState, boo
 				continue
 			}
 			ms := pools.MonitorState{Monitor: p.monitor, Healthy: p.th.Healthy(), RTT: p.rtt}
-			if !ms.Healthy {
+			if ms.Healthy {
+				ms.Reason = p.note
+			} else {
 				ms.Reason = p.reason
 			}
 			s.Monitors = append(s.Monitors, ms)

@@ -23,8 +23,10 @@ const UserAgent = "glb-healthcheck/1 (+https://github.com/glb-dns/glb)"
 // result is the outcome of one check (after retries).
 type result struct {
 	healthy bool
-	reason  string        // short and human when not healthy
-	rtt     time.Duration // of the successful attempt
+	// reason is short and human: why when not healthy; when healthy, a
+	// note worth showing (a tls monitor's days left), usually empty.
+	reason string
+	rtt    time.Duration // of the successful attempt
 }
 
 // prober runs one attempt; retries and timeouts around it are the caller's.
@@ -54,6 +56,12 @@ func newProber(t *target, cs *clients) prober {
 		return newHTTPProber(t, cs)
 	case pools.MonitorTCP:
 		return newTCPProber(t, cs.source())
+	case pools.MonitorUDP:
+		return newUDPProber(t, cs.source())
+	case pools.MonitorDNS:
+		return newDNSProber(t, cs.source())
+	case pools.MonitorTLS:
+		return newTLSProber(t, cs.source())
 	}
 	return failingProber("unsupported monitor type " + strconv.Quote(string(t.typ)))
 }

@@ -36,6 +36,13 @@ type params struct {
 	follow        bool
 	insecure      bool
 	up, down      int
+
+	// udp, dns and tls monitors (pools.Monitor).
+	send, expect, encoding  string
+	queryName, queryType    string
+	protocol, rcode, answer string
+	serverName              string
+	minDays                 int
 }
 
 // newSpec resolves a monitor's defaults; unit is one second outside tests.
@@ -54,6 +61,16 @@ func newSpec(m *pools.Monitor, unit time.Duration) *spec {
 		insecure:      m.AllowInsecure,
 		up:            m.ConsecutiveUp,
 		down:          m.ConsecutiveDown,
+		send:          m.Send,
+		expect:        m.Expect,
+		encoding:      m.PayloadEncoding,
+		queryName:     m.QueryName,
+		queryType:     m.QueryType,
+		protocol:      m.Protocol,
+		rcode:         m.ExpectedRcode,
+		answer:        m.ExpectedAnswer,
+		serverName:    m.ServerName,
+		minDays:       m.MinDaysValid,
 	}}
 	if s.typ == "" {
 		s.typ = pools.MonitorHTTP
@@ -68,8 +85,10 @@ func newSpec(m *pools.Monitor, unit time.Duration) *spec {
 		switch s.typ {
 		case pools.MonitorHTTP:
 			s.port = 80
-		case pools.MonitorHTTPS:
+		case pools.MonitorHTTPS, pools.MonitorTLS:
 			s.port = 443
+		case pools.MonitorDNS:
+			s.port = 53
 		}
 	}
 	for k, vs := range m.Header {

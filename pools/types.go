@@ -73,6 +73,29 @@ const (
 	MonitorHTTP  MonitorType = "http"
 	MonitorHTTPS MonitorType = "https"
 	MonitorTCP   MonitorType = "tcp"
+	// MonitorUDP sends send and expects a reply containing expect.
+	MonitorUDP MonitorType = "udp"
+	// MonitorDNS asks query_name/query_type and expects expected_rcode
+	// (and expected_answer in the answer section when set).
+	MonitorDNS MonitorType = "dns"
+	// MonitorTLS completes a handshake and checks the leaf certificate's
+	// remaining validity against min_days_valid.
+	MonitorTLS MonitorType = "tls"
+)
+
+// MonitorTypes lists the monitor types in the order docs and errors name them.
+var MonitorTypes = []MonitorType{MonitorHTTP, MonitorHTTPS, MonitorTCP, MonitorUDP, MonitorDNS, MonitorTLS}
+
+// PayloadEncoding says how a udp monitor's send and expect are written.
+const (
+	PayloadText = "text" // the bytes as written (the default)
+	PayloadHex  = "hex"  // hexadecimal digits, spaces allowed
+)
+
+// DNSTransport is a dns monitor's protocol.
+const (
+	DNSOverUDP = "udp" // the default
+	DNSOverTCP = "tcp"
 )
 
 // Monitor says how origins are health-checked. Defaults are Cloudflare's.
@@ -99,6 +122,27 @@ type Monitor struct {
 	// ConsecutiveUp/Down: checks in a row needed to change state; 0 means 1.
 	ConsecutiveUp   int `json:"consecutive_up"`
 	ConsecutiveDown int `json:"consecutive_down"`
+
+	// Send and Expect (udp): the datagram sent and what the reply must
+	// contain (any reply when empty), in PayloadEncoding.
+	Send            string `json:"send,omitempty"`
+	Expect          string `json:"expect,omitempty"`
+	PayloadEncoding string `json:"payload_encoding,omitempty"` // text (default) or hex
+
+	// QueryName and QueryType (dns): the question; Protocol udp (default)
+	// or tcp. ExpectedRcode defaults to NOERROR; ExpectedAnswer, when set,
+	// must be contained in one answer record's data (case-insensitive).
+	QueryName      string `json:"query_name,omitempty"`
+	QueryType      string `json:"query_type,omitempty"`
+	Protocol       string `json:"protocol,omitempty"`
+	ExpectedRcode  string `json:"expected_rcode,omitempty"`
+	ExpectedAnswer string `json:"expected_answer,omitempty"`
+
+	// ServerName (tls) is the SNI name and the name the certificate must
+	// carry; empty: the origin's address. MinDaysValid: the origin is
+	// down when its leaf certificate expires within that many days.
+	ServerName   string `json:"server_name,omitempty"`
+	MinDaysValid int    `json:"min_days_valid,omitempty"`
 }
 
 // OriginSteeringPolicy chooses among a pool's eligible origins.

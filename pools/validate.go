@@ -167,24 +167,7 @@ func checkRecordContent(typ, content string) string {
 // Validate checks a monitor on its own.
 func (m *Monitor) Validate(_ References) error {
 	var e errs
-	switch m.Type {
-	case MonitorHTTP, MonitorHTTPS:
-		if m.Method == "" {
-			e.add("method", "required for %s monitors", m.Type)
-		}
-		if !strings.HasPrefix(m.Path, "/") {
-			e.add("path", "must start with /")
-		}
-		if msg := checkExpectedCodes(m.ExpectedCodes); msg != "" {
-			e.add("expected_codes", "%s", msg)
-		}
-	case MonitorTCP:
-		if m.Port == 0 {
-			e.add("port", "required for tcp monitors")
-		}
-	default:
-		e.add("type", "must be one of http, https, tcp")
-	}
+	m.validateKind(&e)
 	inRange(&e, "port", m.Port, 0, 65535)
 	if m.Timeout < 1 {
 		e.add("timeout", "must be at least 1 second")
