@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"AnswerCountsWindow", testAnswerCountsWindow},
 		{"QuerySamples", testQuerySamples},
 		{"MonitorGroups", testMonitorGroups},
+		{"MonitorTypes", testMonitorTypes},
 		{"NotifySubscriptions", testNotifySubscriptions},
 		{"NotifyOutbox", testNotifyOutbox},
 		// versions.go

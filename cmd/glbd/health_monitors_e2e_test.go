@@ -1,0 +1,337 @@
+package main
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/glb-dns/glb/internal/testnode"
+)
+
+// knotOrigin is a real DNS server (Knot) on one loopback address, serving
+// origin.test, that the test stops and starts again on the same address.
+type knotOrigin struct {
+	t    *testing.T
+	ip   string
+	port int
+	dir  string
+	cmd  *exec.Cmd
+	logs *bytes.Buffer
+}
+
+// needKnot skips without knotd outside CI and fails in CI, where
+// scripts/install-deps.sh installs it.
+func needKnot(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("knotd")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("knotd is required in CI (Debian: knot)")
+		}
+		t.Skip("knotd not installed (Debian: knot)")
+	}
+	return p
+}
+
+// sharedUDPPort is a port free for UDP and TCP on every one of ips a
+// moment ago, for servers (knotd) that cannot be told to pick one.
+func sharedUDPPort(t *testing.T, ips ...string) int {
+	t.Helper()
+	for range 20 {
+		lns := testnode.SharedPort(t, ips...)
+		_, p, _ := net.SplitHostPort(lns[0].Addr().String())
+		ok := true
+		var pcs []net.PacketConn
+		for _, ip := range ips {
+			pc, err := net.ListenPacket("udp", net.JoinHostPort(ip, p))
+			if err != nil {
+				ok = false
+				break
+			}
+			pcs = append(pcs, pc)
+		}
+		for _, ln := range lns {
+			ln.Close()
+		}
+		for _, pc := range pcs {
+			pc.Close()
+		}
+		if ok {
+			n, _ := strconv.Atoi(p)
+			return n
+		}
+	}
+	t.Fatalf("no port free for UDP and TCP on all of %v", ips)
+	return 0
+}
+
+// startKnotOrigins starts one knotd per ip, all on one port.
+func startKnotOrigins(t *testing.T, ips ...string) []*knotOrigin {
+	t.Helper()
+	needKnot(t)
+	port := sharedUDPPort(t, ips...)
+	out := make([]*knotOrigin, len(ips))
+	for i, ip := range ips {
+		k := &knotOrigin{t: t, ip: ip, port: port, dir: t.TempDir()}
+		zone := "$ORIGIN origin.test.\n$TTL 300\n@ SOA ns1 hostmaster 1 3600 600 86400 300\n@ NS ns1\nns1 A 127.0.0.1\nwww A 192.0.2.10\n"
+		if err := os.WriteFile(filepath.Join(k.dir, "origin.test.zone"), []byte(zone), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		conf := fmt.Sprintf("server:\n    listen: %s@%d\n    rundir: %s\n\nlog:\n  - target: stderr\n    any: info\n\n"+
+			"database:\n    storage: %s\n\ncontrol:\n    listen: %s\n\nzone:\n  - domain: origin.test\n    file: %s\n",
+			ip, port, k.dir, k.dir, filepath.Join(k.dir, "knot.sock"), filepath.Join(k.dir, "origin.test.zone"))
+		if err := os.WriteFile(filepath.Join(k.dir, "knot.conf"), []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		k.start()
+		t.Cleanup(k.stop)
+		out[i] = k
+	}
+	return out
+}
+
+func (k *knotOrigin) addr() string { return net.JoinHostPort(k.ip, strconv.Itoa(k.port)) }
+
+// start runs knotd and returns once it answers www.origin.test.
+func (k *knotOrigin) start() {
+	k.t.Helper()
+	k.logs = &bytes.Buffer{}
+	k.cmd = exec.Command(needKnot(k.t), "-c", filepath.Join(k.dir, "knot.conf"))
+	k.cmd.Stdout, k.cmd.Stderr = k.logs, k.logs
+	if err := k.cmd.Start(); err != nil {
+		k.t.Fatal(err)
+	}
+	eventually(k.t, 30*time.Second, "knotd on "+k.addr()+" answers", func() (bool, string) {
+		got, status := dig(k.t, k.addr(), "www.origin.test", "A", "+norec")
+		return status == "NOERROR" && len(got) == 1 && got[0] == "192.0.2.10", status
+	})
+}
+
+// stop kills knotd: its port answers with ICMP port unreachable from now.
+func (k *knotOrigin) stop() {
+	if k.cmd == nil {
+		return
+	}
+	_ = k.cmd.Process.Kill()
+	_ = k.cmd.Wait()
+	if k.t.Failed() {
+		k.t.Logf("knotd %s log:\n%s", k.addr(), k.logs.String())
+	}
+	k.cmd = nil
+}
+
+// dnsQuery is the wire form of a question for name/A without recursion.
+func dnsQuery(name string) []byte {
+	q := []byte{0x12, 0x34, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0}
+	for _, l := range strings.Split(strings.TrimSuffix(name, "."), ".") {
+		q = append(q, byte(len(l)))
+		q = append(q, l...)
+	}
+	return append(q, 0, 0, 1, 0, 1)
+}
+
+// healthOutAndBack runs the acceptance script for one monitor: three
+// origins checked healthy and answered, one stopped leaves the answer
+// within the thresholds, and started again comes back within them.
+// stop and start act on origin b; reason is what its check must say
+// while down.
+func healthOutAndBack(t *testing.T, g *glbd, monitor map[string]any, ips []string, stop, start func(), reason string) {
+	t.Helper()
+	zone := zoneFor(t, g)
+	for k, v := range map[string]any{"interval": 1, "timeout": 1, "retries": 0, "consecutive_down": 2, "consecutive_up": 2} {
+		monitor[k] = v
+	}
+	mon := g.must("POST", "/api/v1/monitors", monitor)["id"].(string)
+	pool := g.must("POST", "/api/v1/pools", map[string]any{"name": "svc", "monitor": mon, "origins": []map[string]any{
+		{"name": "a", "address": ips[0]}, {"name": "b", "address": ips[1]}, {"name": "c", "address": ips[2]},
+	}})["id"].(string)
+	g.must("POST", "/api/v1/load_balancers", map[string]any{
+		"zone": zone, "name": "www.glb.example.com", "default_pools": []any{pool}, "fallback_pool": pool, "answers": 0,
+	})
+	eventually(t, 15*time.Second, "every origin checked healthy", func() (bool, string) {
+		ph := poolHealth(t, g, pool)
+		for _, o := range ph.Origins {
+			if len(o.Checks) == 0 || !o.Checks[0].Healthy || o.Healthy == nil || !*o.Healthy {
+				return false, describeHealth(ph)
+			}
+		}
+		return true, ""
+	})
+	answerWithin(t, g, 10*time.Second, "all three answered", ips...)
+	for _, o := range poolHealth(t, g, pool).Origins {
+		if o.Checks[0].RTTMs <= 0 {
+			t.Errorf("origin %s's check reports no RTT: %+v", o.Name, o.Checks[0])
+		}
+	}
+
+	// interval × consecutive_down + timeout, and a second for the
+	// snapshot; the same as the http monitors' bound.
+	const interval, timeout, down, up = time.Second, time.Second, 2, 2
+	downBound := interval*down + timeout + time.Second
+	stop()
+	tookDown := answerWithin(t, g, downBound, "stopped origin b leaves the answer", ips[0], ips[2])
+	t.Logf("%s: origin stopped → out of DNS in %v (bound %v)", monitor["type"], tookDown.Round(time.Millisecond), downBound)
+	ph := poolHealth(t, g, pool)
+	if b := originOf(ph, "b"); b.Healthy == nil || *b.Healthy || !strings.Contains(b.Reason, reason) {
+		t.Errorf("health of stopped origin b: %s; want agreed unhealthy, reason containing %q", describeHealth(ph), reason)
+	}
+
+	start()
+	upBound := interval*up + time.Second
+	tookUp := answerWithin(t, g, upBound, "restarted origin b is answered again", ips...)
+	t.Logf("%s: origin restarted → back in DNS in %v (bound %v)", monitor["type"], tookUp.Round(time.Millisecond), upBound)
+}
+
+// TestHealthDNSMonitorKnot: a dns monitor asking Knot for www.origin.test
+// over UDP takes an origin whose knotd stops out of glb's answer and
+// brings it back when knotd serves again.
+func TestHealthDNSMonitorKnot(t *testing.T) {
+	t.Parallel()
+	ips := []string{"127.0.7.1", "127.0.7.2", "127.0.7.3"}
+	ks := startKnotOrigins(t, ips...)
+	g := startGlbd(t, "")
+	healthOutAndBack(t, g, map[string]any{"type": "dns", "port": ks[0].port, "query_name": "www.origin.test",
+		"query_type": "A", "expected_rcode": "NOERROR", "expected_answer": "192.0.2.10"}, ips, ks[1].stop, ks[1].start,
+		"connection refused")
+}
+
+// TestHealthDNSMonitorOverTCP: the same over TCP.
+func TestHealthDNSMonitorOverTCP(t *testing.T) {
+	t.Parallel()
+	ips := []string{"127.0.7.11", "127.0.7.12", "127.0.7.13"}
+	ks := startKnotOrigins(t, ips...)
+	g := startGlbd(t, "")
+	healthOutAndBack(t, g, map[string]any{"type": "dns", "protocol": "tcp", "port": ks[0].port, "query_name": "www.origin.test",
+		"query_type": "A", "expected_answer": "192.0.2.10"}, ips, ks[1].stop, ks[1].start, "connection refused")
+}
+
+// TestHealthUDPMonitorKnot: a udp monitor sends a DNS question as hex and
+// expects the answer's address bytes in the reply.
+func TestHealthUDPMonitorKnot(t *testing.T) {
+	t.Parallel()
+	ips := []string{"127.0.7.21", "127.0.7.22", "127.0.7.23"}
+	ks := startKnotOrigins(t, ips...)
+	g := startGlbd(t, "")
+	healthOutAndBack(t, g, map[string]any{"type": "udp", "port": ks[0].port, "payload_encoding": "hex",
+		"send": hex.EncodeToString(dnsQuery("www.origin.test")), "expect": "c000020a"}, ips, ks[1].stop, ks[1].start,
+		"connection refused")
+}
+
+// certAuthority makes a CA and the certificates of TLS origins.
+type certAuthority struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+func newCertAuthority(t *testing.T) *certAuthority {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "glb e2e CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(10 * 365 * 24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	return &certAuthority{cert: cert, key: key}
+}
+
+// leaf is a certificate for name that expires in days days and an hour.
+func (ca *certAuthority) leaf(t *testing.T, name string, days int) *tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
+		NotBefore: time.Now().Add(-24 * time.Hour), NotAfter: time.Now().Add(time.Duration(days)*24*time.Hour + time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Certificate{Certificate: [][]byte{der, ca.cert.Raw}, PrivateKey: key}
+}
+
+// TestHealthTLSMonitorCertificateDays: TLS origins whose certificates a
+// CA made in the test signs, verified by glbd (the CA is its only root).
+// Origin b's certificate is swapped for one expiring within
+// min_days_valid: b leaves the answer; renewed, it comes back. The days
+// left show in pool health.
+func TestHealthTLSMonitorCertificateDays(t *testing.T) {
+	// Not parallel: SSL_CERT_FILE is the process environment glbd
+	// inherits.
+	ca := newCertAuthority(t)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SSL_CERT_FILE", caFile)
+	t.Setenv("SSL_CERT_DIR", t.TempDir())
+
+	ips := []string{"127.0.8.1", "127.0.8.2", "127.0.8.3"}
+	fresh, expiring := ca.leaf(t, "svc.origin.test", 90), ca.leaf(t, "svc.origin.test", 2)
+	certs := make([]atomic.Pointer[tls.Certificate], len(ips))
+	var port int
+	for i, ln := range testnode.SharedPort(t, ips...) {
+		certs[i].Store(fresh)
+		cur := &certs[i]
+		tl := tls.NewListener(ln, &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			return cur.Load(), nil
+		}})
+		t.Cleanup(func() { tl.Close() })
+		go func() {
+			for {
+				c, err := tl.Accept()
+				if err != nil {
+					return
+				}
+				go func() { defer c.Close(); _ = c.(*tls.Conn).Handshake() }()
+			}
+		}()
+		_, p, _ := net.SplitHostPort(ln.Addr().String())
+		port, _ = strconv.Atoi(p)
+	}
+	g := startGlbd(t, "")
+	healthOutAndBack(t, g, map[string]any{"type": "tls", "port": port, "server_name": "svc.origin.test", "min_days_valid": 7},
+		ips, func() { certs[1].Store(expiring) }, func() { certs[1].Store(fresh) },
+		"certificate expires in 2 days, under min_days_valid 7")
+
+	var pool string
+	var out struct {
+		Result []map[string]any `json:"result"`
+	}
+	g.call("GET", "/api/v1/pools", nil, &out)
+	pool = out.Result[0]["id"].(string)
+	eventually(t, 10*time.Second, "days left shown in pool health", func() (bool, string) {
+		ph := poolHealth(t, g, pool)
+		for _, o := range ph.Origins {
+			if len(o.Checks) == 0 || o.Checks[0].Reason != "certificate valid for 90 more days" {
+				return false, describeHealth(ph)
+			}
+		}
+		return true, ""
+	})
+}
