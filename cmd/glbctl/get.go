@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/glb-dns/glb/pools"
@@ -99,10 +101,7 @@ func printObjects(w io.Writer, k pools.Kind, objs []pools.Object, one bool) {
 		t := newTable(w, "ID", "TYPE", "TARGET", "EXPECT", "INTERVAL", "TIMEOUT", "RETRIES", "REVISION")
 		for _, o := range objs {
 			m := o.(*pools.Monitor)
-			target, expect := m.Method+" "+m.Path, m.ExpectedCodes
-			if m.Type == pools.MonitorTCP {
-				target, expect = "", ""
-			}
+			target, expect := monitorTarget(m)
 			if m.Port != 0 {
 				target = strings.TrimSpace(target + " :" + itoa(m.Port))
 			}
@@ -160,4 +159,20 @@ func printObjects(w io.Writer, k pools.Kind, objs []pools.Object, one bool) {
 			}
 		}
 	}
+}
+
+// monitorTarget is what a monitor asks and what it expects, by its type.
+func monitorTarget(m *pools.Monitor) (target, expect string) {
+	switch m.Type {
+	case pools.MonitorTCP:
+		return "", ""
+	case pools.MonitorUDP:
+		return strings.TrimSpace(m.PayloadEncoding + " " + strconv.Quote(m.Send)), strconv.Quote(m.Expect)
+	case pools.MonitorDNS:
+		return m.QueryName + " " + m.QueryType + " over " + cmp.Or(m.Protocol, pools.DNSOverUDP),
+			strings.TrimSpace(cmp.Or(m.ExpectedRcode, "NOERROR") + " " + m.ExpectedAnswer)
+	case pools.MonitorTLS:
+		return m.ServerName, "valid " + itoa(m.MinDaysValid) + "+ days"
+	}
+	return m.Method + " " + m.Path, m.ExpectedCodes
 }

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -334,4 +335,37 @@ func TestHealthTLSMonitorCertificateDays(t *testing.T) {
 		}
 		return true, ""
 	})
+}
+
+// TestMonitorTypesRefusedNamingField: a monitor of a new type missing or
+// misspelling a field of its type is a 400 naming that field.
+func TestMonitorTypesRefusedNamingField(t *testing.T) {
+	g := startParallel(t)
+	for _, c := range []struct {
+		body map[string]any
+		want []string
+	}{
+		{map[string]any{"type": "udp", "port": 7}, []string{"send"}},
+		{map[string]any{"type": "udp", "port": 7, "send": "zz", "payload_encoding": "hex"}, []string{"send"}},
+		{map[string]any{"type": "dns"}, []string{"query_name", "query_type"}},
+		{map[string]any{"type": "dns", "query_name": "www.example.com", "query_type": "A", "protocol": "quic", "expected_rcode": "FINE"},
+			[]string{"expected_rcode", "protocol"}},
+		{map[string]any{"type": "tls", "min_days_valid": -1, "server_name": "bad..name"}, []string{"min_days_valid", "server_name"}},
+	} {
+		var out struct {
+			Errors []struct{ Path, Message string } `json:"errors"`
+		}
+		if status := g.call("POST", "/api/v1/monitors", c.body, &out); status != 400 {
+			t.Errorf("%v: status %d, want 400", c.body, status)
+			continue
+		}
+		var got []string
+		for _, e := range out.Errors {
+			got = append(got, e.Path)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%v: 400 naming %v (%+v), want %v", c.body, got, out.Errors, c.want)
+		}
+	}
 }

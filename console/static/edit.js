@@ -99,6 +99,17 @@ function set(o, path, v) {
   cur[ks.at(-1)] = v;
 }
 
+// monitorTarget says what a monitor checks, by its type.
+const monitorTarget = (m) => {
+  switch (m.type) {
+    case 'tcp': return `port ${m.port}`;
+    case 'udp': return `port ${m.port} expects ${JSON.stringify(m.expect || '')}`;
+    case 'dns': return `${m.query_name} ${m.query_type} over ${m.protocol || 'udp'} expects ${m.expected_rcode || 'NOERROR'}${m.expected_answer ? ' ' + m.expected_answer : ''}`;
+    case 'tls': return `${m.server_name || 'address'}:${m.port || 443} valid ${m.min_days_valid || 0}+ days`;
+    default: return `${m.method} ${m.path} expects ${m.expected_codes}`;
+  }
+};
+
 // Field makers: each returns {path, label, control, read(), hint}.
 const text = (path, label, hint, attrs = {}) => (o) => {
   const c = el('input', { type: 'text', autocomplete: 'off', value: get(o, path) ?? '', ...attrs });
@@ -229,13 +240,13 @@ export const KINDS = {
   },
   monitors: {
     one: 'monitor', title: (m) => m.description || m.id,
-    summary: (m) => `${m.type} ${m.type === 'tcp' ? 'port ' + m.port : `${m.method} ${m.path} expects ${m.expected_codes}`} every ${m.interval} s`,
+    summary: (m) => `${m.type} ${monitorTarget(m)} every ${m.interval} s`,
     fields: [
       text('description', 'Description'),
-      choice('type', 'Type', [['http', 'http'], ['https', 'https'], ['tcp', 'tcp']]),
+      choice('type', 'Type', [['http', 'http'], ['https', 'https'], ['tcp', 'tcp'], ['udp', 'udp'], ['dns', 'dns'], ['tls', 'tls']]),
       text('method', 'Method', 'http and https'),
       text('path', 'Path', 'http and https, e.g. /healthz'),
-      number('port', 'Port', '0 = the scheme\'s default; tcp needs one'),
+      number('port', 'Port', '0 = the type\'s default (80, 443, dns 53); tcp and udp need one'),
       text('expected_codes', 'Expected codes', 'e.g. 200 or 2xx'),
       text('expected_body', 'Expected body', 'a substring; empty = any'),
       number('interval', 'Interval (s)'),
@@ -243,7 +254,17 @@ export const KINDS = {
       number('retries', 'Retries'),
       area('header', 'Request headers', 'http and https: one a line, "Name: value", e.g. "Host: www.example.com"', showHeaders, readHeaders, 2),
       check('follow_redirects', 'Follow redirects', 'http and https', false),
-      check('allow_insecure', 'Allow an invalid certificate', 'https', false),
+      check('allow_insecure', 'Allow an invalid certificate', 'https and tls', false),
+      text('send', 'Send', 'udp: the datagram sent'),
+      text('expect', 'Expect', 'udp: what the reply must contain; empty = any reply'),
+      choice('payload_encoding', 'Send and expect as', [['', 'text'], ['hex', 'hex digits']]),
+      text('query_name', 'Query name', 'dns, e.g. www.example.com'),
+      text('query_type', 'Query type', 'dns, e.g. A, AAAA, TXT'),
+      choice('protocol', 'DNS over', [['', 'udp'], ['tcp', 'tcp']]),
+      text('expected_rcode', 'Expected rcode', 'dns; empty = NOERROR'),
+      text('expected_answer', 'Expected answer', 'dns: a substring of one answer record, e.g. 192.0.2.1; empty = any'),
+      text('server_name', 'Server name (SNI)', 'tls: the name the certificate must carry; empty = the origin\'s address'),
+      number('min_days_valid', 'Minimum days valid', 'tls: down when the certificate expires within this many days'),
       number('consecutive_up', 'Successes in a row to be up', '0 or 1: one success is enough'),
       number('consecutive_down', 'Failures in a row to be down', '0 or 1: one failure is enough'),
     ],

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/glb-dns/glb/pools"
+)
+
+// glbctl get monitors says what each type asks and expects.
+func TestMonitorTarget(t *testing.T) {
+	cases := []struct {
+		m              pools.Monitor
+		target, expect string
+	}{
+		{pools.Monitor{Type: pools.MonitorHTTP, Method: "GET", Path: "/health", ExpectedCodes: "2xx"}, "GET /health", "2xx"},
+		{pools.Monitor{Type: pools.MonitorTCP, Method: "GET", Path: "/"}, "", ""},
+		{pools.Monitor{Type: pools.MonitorUDP, Send: "PING", Expect: "PONG"}, `"PING"`, `"PONG"`},
+		{pools.Monitor{Type: pools.MonitorUDP, Send: "5049", PayloadEncoding: "hex"}, `hex "5049"`, `""`},
+		{pools.Monitor{Type: pools.MonitorDNS, QueryName: "www.example.com", QueryType: "A"}, "www.example.com A over udp", "NOERROR"},
+		{pools.Monitor{Type: pools.MonitorDNS, QueryName: "x.example", QueryType: "TXT", Protocol: "tcp", ExpectedRcode: "NXDOMAIN", ExpectedAnswer: "v"},
+			"x.example TXT over tcp", "NXDOMAIN v"},
+		{pools.Monitor{Type: pools.MonitorTLS, ServerName: "www.example.com", MinDaysValid: 14}, "www.example.com", "valid 14+ days"},
+	}
+	for _, c := range cases {
+		if target, expect := monitorTarget(&c.m); target != c.target || expect != c.expect {
+			t.Errorf("%s: target %q expect %q, want %q %q", c.m.Type, target, expect, c.target, c.expect)
+		}
+	}
+}
