@@ -3,6 +3,7 @@ package healthcheck
 import (
 	"context"
 	"log/slog"
+	"net"
 	"testing"
 	"time"
 
@@ -100,4 +101,50 @@ func TestDNSNotDNS(t *testing.T) {
 	if r.healthy || r.reason == "" {
 		t.Errorf("healthy=%v reason=%q, want down for a malformed response", r.healthy, r.reason)
 	}
+}
+
+// A datagram with another query's id (a late reply, a forgery) is
+// skipped, and the real reply that follows counts.
+func TestDNSSkipsOtherIDs(t *testing.T) {
+	t.Parallel()
+	real := glbOrigin(t)
+	relay := udpRelayTwice(t, real)
+	wantProbe(t, relay, dnsMonitor("udp", "www.probe.test", "A", "", "192.0.2.7"), true, "")
+}
+
+// udpRelayTwice answers each query with the upstream's answer twice: first
+// with its id flipped, then as it is.
+func udpRelayTwice(t *testing.T, upstream string) string {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.Close() })
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			c, err := net.Dial("udp", upstream)
+			if err != nil {
+				continue
+			}
+			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+			_, _ = c.Write(buf[:n])
+			ans := make([]byte, 4096)
+			m, err := c.Read(ans)
+			c.Close()
+			if err != nil {
+				continue
+			}
+			other := append([]byte(nil), ans[:m]...)
+			other[0] ^= 0xff
+			_, _ = pc.WriteTo(other, from)
+			_, _ = pc.WriteTo(ans[:m], from)
+		}
+	}()
+	return pc.LocalAddr().String()
 }
