@@ -6,6 +6,7 @@
 #   dig            the end-to-end DNS tests (bind9-dnsutils; also nsupdate, delv)
 #   kdig           a second parser of every record type (knot-dnsutils)
 #   knotd          the zone file and transfer tests compare glb with Knot (knot)
+#   nsd            the transfer tests make NSD glb's secondary too (nsd)
 #   dnsperf        the analytics acceptance test's known load (dnsperf)
 #   postgresql     server binaries: the tests start a throwaway cluster of
 #                  their own when no server accepts them (see README)
@@ -21,7 +22,7 @@ set -eu
 
 if [ "${1:-}" = --if-missing ]; then
 	missing=""
-	for c in make gcc git dig delv nsupdate kdig knotd dnsperf ip nft ethtool ping; do
+	for c in make gcc git dig delv nsupdate kdig knotd nsd dnsperf ip nft ethtool ping; do
 		command -v "$c" >/dev/null 2>&1 || missing="$missing $c"
 	done
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing="$missing postgresql"
@@ -43,7 +44,7 @@ if [ "${1:-}" = --if-missing ]; then
 	echo "install-deps: installing what the tests need:$missing" >&2
 fi
 
-pkgs="make gcc libc6-dev git bind9-dnsutils knot-dnsutils knot dnsperf postgresql iproute2 nftables ethtool iputils-ping"
+pkgs="make gcc libc6-dev git bind9-dnsutils knot-dnsutils knot nsd dnsperf postgresql iproute2 nftables ethtool iputils-ping"
 . /etc/os-release
 case "${ID:-}" in
 ubuntu) pkgs="$pkgs chromium-browser chromium-chromedriver" ;;
