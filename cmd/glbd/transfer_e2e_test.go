@@ -16,6 +16,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/glb-dns/glb/internal/knottest"
+	"github.com/glb-dns/glb/internal/nsdtest"
 )
 
 // soaSerial is the serial of a SOA answer line ("name ttl in soa mname
@@ -31,6 +32,32 @@ func soaSerial(t *testing.T, r knottest.Reply) uint32 {
 	}
 	n, _ := strconv.ParseUint(f[6], 10, 32)
 	return uint32(n)
+}
+
+// changesReach makes 20 API changes to the zone's records, each adding one
+// TXT record to records, and checks that each is in the answers of the
+// secondary on secPort within 2 s of the API's answer, and that the
+// secondary's SOA serial is then glb's. It returns the records as they
+// now are.
+func changesReach(t *testing.T, g *glbd, zoneID, apex string, records []map[string]any, glbPort, secPort int, who string) []map[string]any {
+	t.Helper()
+	var slowest time.Duration
+	for i := range 20 {
+		name := fmt.Sprintf("c%d.%s", i, apex)
+		records = append(records, map[string]any{"name": name, "type": "TXT", "content": fmt.Sprintf(`"change %d"`, i)})
+		g.must("PATCH", "/api/v1/zones/"+zoneID, map[string]any{"records": records})
+		took := eventually(t, 2*time.Second, fmt.Sprintf("change %d at %s", i, who), func() (bool, string) {
+			r := knottest.Kdig(t, secPort, name, "TXT")
+			return len(r.Answer) == 1, r.Status
+		})
+		slowest = max(slowest, took)
+		gs := soaSerial(t, knottest.Kdig(t, glbPort, apex, "SOA"))
+		if ss := soaSerial(t, knottest.Kdig(t, secPort, apex, "SOA")); gs != ss {
+			t.Errorf("after change %d: glb's serial %d, %s's %d", i, gs, who, ss)
+		}
+	}
+	t.Logf("slowest of 20 changes to reach %s: %v", who, slowest)
+	return records
 }
 
 // TestKnotSecondary makes a real Knot the TSIG-authenticated secondary of
@@ -131,22 +158,8 @@ zone:
 	}
 
 	// 20 changes through the API, each in Knot's answers within 2 s.
-	var slowest time.Duration
 	records := []map[string]any{{"name": "ns1.sec.example", "type": "A", "content": "192.0.2.53"}}
-	for i := range 20 {
-		name := fmt.Sprintf("c%d.sec.example", i)
-		records = append(records, map[string]any{"name": name, "type": "TXT", "content": fmt.Sprintf(`"change %d"`, i)})
-		g.must("PATCH", "/api/v1/zones/"+zoneID, map[string]any{"records": records})
-		took := eventually(t, 2*time.Second, "change "+strconv.Itoa(i)+" at Knot", func() (bool, string) {
-			r := knottest.Kdig(t, knot.Port, name, "TXT")
-			return len(r.Answer) == 1, r.Status
-		})
-		slowest = max(slowest, took)
-		if gs, ks := glbSerial(), knotSerial(); gs != ks {
-			t.Errorf("after change %d: glb's serial %d, Knot's %d", i, gs, ks)
-		}
-	}
-	t.Logf("slowest of 20 changes to reach Knot: %v", slowest)
+	records = changesReach(t, g, zoneID, "sec.example", records, glbPort, knot.Port, "Knot")
 
 	// IXFR from the serial before one more change: only that change.
 	before := glbSerial()
@@ -243,4 +256,55 @@ zone:
 			t.Errorf("%s with a wrong key: %s, %d records", dns.TypeToString[qt], dns.RcodeToString[r.Rcode], len(r.Answer))
 		}
 	}
+}
+
+// TestNSDSecondary makes a real NSD the TSIG-authenticated secondary of a
+// glb zone: after glb's NOTIFY it serves the zone at glb's serial, and
+// each of 20 API changes reaches NSD's answers within 2 s at glb's serial.
+func TestNSDSecondary(t *testing.T) {
+	knottest.NeedTool(t, "kdig", "knot-dnsutils")
+	knottest.NeedTool(t, "nsd", "nsd")
+	g := startParallel(t)
+	host, portS := splitHostPort(t, g.dns)
+	glbPort, _ := strconv.Atoi(portS)
+	nsdPort := knottest.FreePort(t)
+
+	key := g.must("POST", "/api/v1/tsig_keys", map[string]any{"name": "xfr", "algorithm": "hmac-sha256", "grants": []any{}})
+	secret := key["secret"].(string)
+	records := []map[string]any{
+		{"name": "ns1.nsd.example", "type": "A", "content": "192.0.2.53"},
+		{"name": "www.nsd.example", "type": "A", "content": "192.0.2.80"},
+	}
+	zone := g.must("POST", "/api/v1/zones", map[string]any{
+		"name": "nsd.example", "nameservers": []string{"ns1.nsd.example"}, "records": records,
+		"transfer": map[string]any{"allow": []string{"127.0.0.1/32"}, "tsig_keys": []string{"xfr"},
+			"notify": []string{fmt.Sprintf("127.0.0.1:%d", nsdPort)}},
+	})
+	zoneID := zone["id"].(string)
+
+	nsd := nsdtest.StartAt(t, nsdPort, func(string) string {
+		return fmt.Sprintf(`key:
+    name: xfr
+    algorithm: hmac-sha256
+    secret: "%s"
+
+zone:
+    name: nsd.example
+    zonefile: "nsd.example.zone"
+    allow-notify: 127.0.0.1 xfr
+    request-xfr: %s@%d xfr
+`, secret, host, glbPort)
+	}, "nsd.example")
+
+	glbSerial := func() uint32 { return soaSerial(t, knottest.Kdig(t, glbPort, "nsd.example", "SOA")) }
+	nsdSerial := func() uint32 { return soaSerial(t, knottest.Kdig(t, nsd.Port, "nsd.example", "SOA")) }
+	eventually(t, 10*time.Second, "NSD at glb's serial", func() (bool, string) {
+		gs, ns := glbSerial(), nsdSerial()
+		return gs != 0 && gs == ns, fmt.Sprintf("glb %d, nsd %d", gs, ns)
+	})
+	if r := knottest.Kdig(t, nsd.Port, "www.nsd.example", "A"); !r.AA || !slices.Equal(r.Answer, []string{"www.nsd.example. 300 in a 192.0.2.80"}) {
+		t.Errorf("NSD serves www as %q (aa %v), want glb's record, authoritatively", r.Answer, r.AA)
+	}
+
+	changesReach(t, g, zoneID, "nsd.example", records, glbPort, nsd.Port, "NSD")
 }
