@@ -140,6 +140,7 @@ type Store interface {
 	AnalyticsStore    // analytics.go
 	NotifyStore       // notify.go
 	VersionStore      // rollback.go
+	NodeStore         // nodes.go
 
 	Close() error
 }

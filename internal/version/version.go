@@ -46,3 +46,25 @@ func String() string {
 func Line(command string) string {
 	return command + " " + String() + " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
 }
+
+// Commit is the VCS revision the build was made from ("" when unknown),
+// with "+dirty" for uncommitted changes.
+func Commit() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev != "" && dirty {
+		rev += "+dirty"
+	}
+	return rev
+}

@@ -132,3 +132,7 @@ func openBuckets() [][]byte {
 	}
 	return names
 }
+
+// nodesBucket holds the fleet: node name → its record
+// (pools.EncodeNode); made by the first report.
+var nodesBucket = []byte("nodes")

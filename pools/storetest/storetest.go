@@ -54,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"RolloutCompletion", testRolloutCompletion},
 		{"RolloutOrder", testRolloutOrder},
 		{"SafetyRules", testSafetyRules},
+		{"Nodes", testNodes},
 		{"AnswerCounts", testAnswerCounts},
 		{"AnswerCountsWindow", testAnswerCountsWindow},
 		{"QuerySamples", testQuerySamples},
