@@ -20,8 +20,8 @@ func (s *server) accessRoutes(r chi.Router) {
 }
 
 // auditKinds are the kinds the audit log records: the configuration's,
-// agreed health transitions, tokens and TSIG keys.
-var auditKinds = append(slices.Clone(pools.Kinds), pools.KindHealth, pools.KindToken, pools.KindTSIGKey, pools.KindShift, pools.KindRollout, pools.KindNotification, pools.KindSafetyRules, pools.KindRollback)
+// agreed health transitions, tokens, TSIG keys, ..., and node drains.
+var auditKinds = append(slices.Clone(pools.Kinds), pools.KindHealth, pools.KindToken, pools.KindTSIGKey, pools.KindShift, pools.KindRollout, pools.KindNotification, pools.KindSafetyRules, pools.KindRollback, pools.KindNode)
 
 // audit serves GET /audit: the history of every change, newest first,
 // filtered by kind, object id, actor and time.

@@ -43,6 +43,11 @@ func requiredScope(r *http.Request) pools.Scope {
 		// them may as well override them.
 		return pools.ScopeAdmin
 	}
+	if isNodeDrain(p) {
+		// Taking a node out of service is an operator's act on the
+		// fleet, not on the configuration.
+		return pools.ScopeAdmin
+	}
 	if r.Method == http.MethodPost && isPreview(p) {
 		// A preview stores nothing: whoever may read may ask "what if".
 		return pools.ScopeRead

@@ -72,6 +72,9 @@ type Options struct {
 	// Resolver finds the addresses of those URLs' host names; nil is the
 	// system's.
 	Resolver *net.Resolver
+	// NodeGoneAfter is how long a node may go without a report before
+	// GET /nodes calls it gone; zero is pools.NodeGoneAfter.
+	NodeGoneAfter time.Duration
 }
 
 type server struct {
@@ -151,6 +154,7 @@ func New(o Options) http.Handler {
 		s.rolloutRoutes(r)
 		s.notificationRoutes(r)
 		s.zoneFileRoutes(r)
+		s.nodeRoutes(r)
 	})
 	return r
 }

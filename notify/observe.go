@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -29,7 +30,10 @@ type Observer struct {
 	// Loop only: the last state observed of every key, and the
 	// configuration the index was built for.
 	last map[string]string
-	cfg  *pools.Config
+	// nodes is the last state observed of every node, touched by
+	// ObserveFleet alone (its caller's goroutine, not the loop's).
+	nodes map[string]string
+	cfg   *pools.Config
 	// lbsOf maps a pool id to the load balancers that list it.
 	lbsOf map[string][]*pools.LoadBalancer
 
@@ -48,7 +52,7 @@ func NewObserver(store pools.NotifyStore, log *slog.Logger, m *Metrics, recorded
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Observer{store: store, log: log.With("component", "notify"), metrics: m, recorded: recorded,
-		kick: kick.New(), last: map[string]string{}}
+		kick: kick.New(), last: map[string]string{}, nodes: map[string]string{}}
 }
 
 // Origin, pool and load balancer keys of the recorded states.
@@ -125,10 +129,15 @@ func (o *Observer) index(cfg *pools.Config) {
 // observed (always on the first observation: the store compares it with
 // what it recorded, which covers what changed while this node was away).
 func (o *Observer) note(out []pools.StateChange, key, state, assume string, e pools.Event) []pools.StateChange {
-	if was, seen := o.last[key]; seen && was == state {
+	return noteIn(o.last, out, key, state, assume, e)
+}
+
+// noteIn is note over the states last.
+func noteIn(last map[string]string, out []pools.StateChange, key, state, assume string, e pools.Event) []pools.StateChange {
+	if was, seen := last[key]; seen && was == state {
 		return out
 	}
-	o.last[key] = state
+	last[key] = state
 	e.ID = pools.EventID(e.Type, key, state, e.Time.Format(time.RFC3339Nano))
 	e.Data.New = state
 	return append(out, pools.StateChange{Key: key, State: state, Assume: assume, Event: e})
@@ -285,33 +294,29 @@ func (o *Observer) flush(ctx context.Context) {
 	}
 }
 
-// SilentAfter is how long a node may go without a heartbeat before it
-// counts as silent: three of the longest publication cadence (10 s).
-const SilentAfter = 30 * time.Second
-
-// ObserveNodes notes each node's liveness from its last heartbeat (beats,
-// by node name) at now: joined while its heartbeat is fresh, silent once
-// it is older than SilentAfter. A node never recorded counts as silent,
-// so the first heartbeat of a new node is a join.
-func (o *Observer) ObserveNodes(beats map[string]time.Time, now time.Time) {
+// ObserveFleet notes each node's state (views, as GET /nodes shows them
+// at now): a node that turns stale, gone or drained, or serves again, is
+// an event, once however many nodes notice. Draining is a passage, not an
+// event; a node never recorded counts as serving, so that a new node is
+// no news but one first seen stale is. One goroutine calls it, which need
+// not be the loop's.
+func (o *Observer) ObserveFleet(views []pools.NodeView, now time.Time) {
 	if o == nil {
 		return
 	}
-	names := make([]string, 0, len(beats))
-	for n := range beats {
-		names = append(names, n)
-	}
-	slices.Sort(names)
 	now = pools.StoreTime(now)
 	var out []pools.StateChange
-	for _, name := range names {
-		state, why := pools.NodeJoined, "heartbeats arrive"
-		if age := now.Sub(beats[name]); age >= SilentAfter {
-			state, why = pools.NodeSilent, fmt.Sprintf("no heartbeat for %v", age.Round(time.Second))
+	for _, v := range views {
+		if v.State == pools.NodeDraining {
+			continue
 		}
-		out = o.note(out, "node/"+name, state, pools.NodeSilent, pools.Event{
+		why := v.Why
+		if why == "" {
+			why = "answers from revision " + strconv.FormatInt(v.Revision, 10)
+		}
+		out = noteIn(o.nodes, out, "node/"+v.Name, v.State, pools.NodeServing, pools.Event{
 			Type: pools.EventNode, Time: now, Data: pools.EventData{
-				Summary: fmt.Sprintf("node %s %s: %s", name, state, why), Node: name, Reason: why,
+				Summary: fmt.Sprintf("node %s is %s: %s", v.Name, v.State, why), Node: v.Name, Reason: why,
 			}})
 	}
 	o.queue(out)

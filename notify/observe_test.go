@@ -111,9 +111,10 @@ func subID(t *testing.T, s pools.Store) string {
 	return l[0].ID
 }
 
-// TestObserveNodes: a node's first heartbeat is a join, a heartbeat older
-// than SilentAfter makes it silent, once however many nodes notice.
-func TestObserveNodes(t *testing.T) {
+// TestObserveFleet: a new serving node is no news; a node that turns
+// stale, gone or drained, or serves again, is one event however many
+// nodes notice; draining is a passage, not an event.
+func TestObserveFleet(t *testing.T) {
 	t.Parallel()
 	s := openStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -127,9 +128,9 @@ func TestObserveNodes(t *testing.T) {
 	go a.Run(ctx)
 	go b.Run(ctx)
 	now := time.Now()
+	var got []string
 	events := func(want int) []string {
 		t.Helper()
-		var got []string
 		waitFor(t, "node events", func() bool {
 			l, _ := s.Deliveries(ctx, sub.ID, pools.Page{PerPage: 100})
 			got = got[:0]
@@ -141,17 +142,19 @@ func TestObserveNodes(t *testing.T) {
 		slices.Reverse(got)
 		return got
 	}
-	for _, o := range []*notify.Observer{a, b} {
-		o.ObserveNodes(map[string]time.Time{"n1": now, "n2": now.Add(-time.Minute)}, now)
+	steps := [][]pools.NodeView{
+		{{Name: "n1", State: pools.NodeServing}, {Name: "n2", State: pools.NodeStale, Why: "behind"}},
+		{{Name: "n1", State: pools.NodeDraining}, {Name: "n2", State: pools.NodeStale, Why: "behind"}},
+		{{Name: "n1", State: pools.NodeDrained}, {Name: "n2", State: pools.NodeGone}},
+		{{Name: "n1", State: pools.NodeServing}, {Name: "n2", State: pools.NodeGone}},
 	}
-	if got := events(1); !slices.Equal(got, []string{"n1 joined"}) {
-		t.Fatalf("events %q, want n1 joined alone (n2 never seen alive)", got)
+	for i, views := range steps {
+		for _, o := range []*notify.Observer{a, b} {
+			o.ObserveFleet(views, now.Add(time.Duration(i)*time.Second))
+		}
 	}
-	later := now.Add(notify.SilentAfter + time.Second)
-	for _, o := range []*notify.Observer{a, b} {
-		o.ObserveNodes(map[string]time.Time{"n1": now, "n2": later}, later)
-	}
-	if got := events(3); !slices.Equal(got, []string{"n1 joined", "n1 silent", "n2 joined"}) {
-		t.Fatalf("events %q", got)
+	want := []string{"n2 stale", "n1 drained", "n2 gone", "n1 serving"}
+	if got := events(len(want)); !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
 	}
 }

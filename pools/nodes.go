@@ -64,6 +64,8 @@ type NodeStatus struct {
 	// Drain is the node's own part of a drain: "" (serving), NodeDraining
 	// or NodeDrained.
 	Drain string `json:"drain"`
+	// Stopping: the node drains because it was told to stop (SIGTERM).
+	Stopping bool `json:"stopping"`
 }
 
 // NodeChecks counts a node's health checks.
@@ -112,10 +114,30 @@ func (d *NodeDrain) Active(now time.Time) bool {
 type NodeRecord struct {
 	Status   NodeStatus
 	LastSeen time.Time
-	// BehindSince: the first report whose revision was below the store's,
-	// of the reports since the node last caught up (nil: current).
-	BehindSince *time.Time
-	Drain       *NodeDrain
+	// Missed are the store's revisions above the node's, each with the
+	// first report that saw it there, oldest first: the node has lacked
+	// a revision it could have had since Missed[0].At.
+	Missed []MissedRevision
+	Drain  *NodeDrain
+}
+
+// MissedRevision is a store revision a node's report was below.
+type MissedRevision struct {
+	Revision int64     `json:"revision"`
+	At       time.Time `json:"at"`
+}
+
+// maxMissed bounds NodeRecord.Missed: past it the newest entry takes
+// the later revisions (its time is then early, never late).
+const maxMissed = 64
+
+// BehindSince is since when the node has lacked a revision of the store
+// (nil: it has none to catch up on).
+func (r *NodeRecord) BehindSince() *time.Time {
+	if len(r.Missed) == 0 {
+		return nil
+	}
+	return &r.Missed[0].At
 }
 
 // NodeList is every node and the store's revision when read.
@@ -190,8 +212,8 @@ func (r *NodeRecord) View(rev int64, now time.Time, goneAfter time.Duration) Nod
 	}
 	if st.Revision < rev {
 		v.Lag.Revisions = rev - st.Revision
-		if r.BehindSince != nil {
-			v.Lag.Seconds = max(now.Sub(*r.BehindSince), 0).Seconds()
+		if since := r.BehindSince(); since != nil {
+			v.Lag.Seconds = max(now.Sub(*since), 0).Seconds()
 		}
 	}
 	if !st.SnapshotAt.IsZero() {
@@ -205,8 +227,8 @@ func (r *NodeRecord) View(rev int64, now time.Time, goneAfter time.Duration) Nod
 		v.State, v.Why = NodeDrained, "drained: "+r.Drain.Reason
 	case r.Drain.Active(now):
 		v.State, v.Why = NodeDraining, "draining: "+r.Drain.Reason
-	case st.Revision == 0:
-		v.State, v.Why = NodeStale, "no configuration served yet"
+	case st.Stopping && st.Drain != "":
+		v.State, v.Why = st.Drain, "stopping"
 	case v.Lag.Revisions > 0 && v.Lag.Seconds >= NodeStaleAfter.Seconds():
 		v.State, v.Why = NodeStale, "behind the store by "+time.Duration(v.Lag.Seconds*float64(time.Second)).Round(time.Second).String()
 	case !st.Store:
@@ -219,14 +241,27 @@ func (r *NodeRecord) View(rev int64, now time.Time, goneAfter time.Duration) Nod
 
 // ReportNodeIn is the upsert both stores make: r updated with st, seen at
 // now from a store at revision rev.
+//
+// A node following a stream of writes is behind at many reports, each
+// time by a revision newer than the last: it lags by how long it has
+// lacked the oldest revision it still lacks, not by how long its reports
+// have found it behind.
 func ReportNodeIn(r *NodeRecord, st NodeStatus, rev int64, now time.Time) {
 	r.Status, r.LastSeen = st, StoreTime(now)
-	switch {
-	case st.Revision >= rev:
-		r.BehindSince = nil
-	case r.BehindSince == nil:
-		at := StoreTime(now)
-		r.BehindSince = &at
+	i := 0
+	for i < len(r.Missed) && r.Missed[i].Revision <= st.Revision {
+		i++
+	}
+	r.Missed = r.Missed[i:]
+	switch n := len(r.Missed); {
+	case rev <= st.Revision || n > 0 && r.Missed[n-1].Revision >= rev:
+	case n >= maxMissed:
+		r.Missed[n-1].Revision = rev
+	default:
+		r.Missed = append(r.Missed, MissedRevision{Revision: rev, At: StoreTime(now)})
+	}
+	if len(r.Missed) == 0 {
+		r.Missed = nil
 	}
 }
 
@@ -247,15 +282,15 @@ func DrainAudit(ctx context.Context, name string, before, d *NodeDrain, now time
 
 // nodeDoc is how the stores keep a record.
 type nodeDoc struct {
-	Status      NodeStatus `json:"status"`
-	LastSeen    time.Time  `json:"last_seen"`
-	BehindSince *time.Time `json:"behind_since,omitempty"`
-	Drain       *NodeDrain `json:"drain,omitempty"`
+	Status   NodeStatus       `json:"status"`
+	LastSeen time.Time        `json:"last_seen"`
+	Missed   []MissedRevision `json:"missed,omitempty"`
+	Drain    *NodeDrain       `json:"drain,omitempty"`
 }
 
 // EncodeNode is r as a store keeps it.
 func EncodeNode(r *NodeRecord) ([]byte, error) {
-	return json.Marshal(nodeDoc{Status: r.Status, LastSeen: r.LastSeen, BehindSince: r.BehindSince, Drain: r.Drain})
+	return json.Marshal(nodeDoc{Status: r.Status, LastSeen: r.LastSeen, Missed: r.Missed, Drain: r.Drain})
 }
 
 // DecodeNode reads what EncodeNode wrote.
@@ -264,5 +299,5 @@ func DecodeNode(b []byte) (NodeRecord, error) {
 	if err := json.Unmarshal(b, &d); err != nil {
 		return NodeRecord{}, err
 	}
-	return NodeRecord{Status: d.Status, LastSeen: d.LastSeen, BehindSince: d.BehindSince, Drain: d.Drain}, nil
+	return NodeRecord{Status: d.Status, LastSeen: d.LastSeen, Missed: d.Missed, Drain: d.Drain}, nil
 }

@@ -25,7 +25,7 @@ const (
 	EventShift        = "shift"         // a shift started, ended or expired
 	EventConfig       = "config"        // the configuration changed
 	EventDNSSEC       = "dnssec"        // a DNSSEC rollover step
-	EventNode         = "node"          // a node joined or went silent
+	EventNode         = "node"          // a node turned stale, gone or drained, or serves again
 	EventRollout      = "rollout"       // a rollout started, paused, resumed, rolled back, was aborted or completed
 	// EventTest is the type of the event the test call sends; nobody
 	// subscribes to it.
@@ -265,17 +265,11 @@ func (e *Event) Down() bool {
 	if e.Type == EventFailover {
 		return e.Data.Reason != ReasonPrimaryBack
 	}
-	return e.Data.New == StateDown || e.Data.New == NodeSilent
+	return e.Data.New == StateDown || e.Type == EventNode && (e.Data.New == NodeStale || e.Data.New == NodeGone)
 }
 
 // ReasonPrimaryBack is the reason of a failover back to the first pool.
 const ReasonPrimaryBack = "the first pool serves again"
-
-// Node states of node events.
-const (
-	NodeJoined = "joined"
-	NodeSilent = "silent"
-)
 
 // StateChange is a transition a node observed, keyed by what changed
 // ("pool/<id>", "lb/<id>", ...). The store records Event when State

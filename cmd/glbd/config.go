@@ -106,6 +106,8 @@ type Config struct {
 	// Outbound is where notifications and rollout guards may send
 	// requests (--outbound-*).
 	Outbound OutboundConfig
+	// Fleet is how the node reports to the fleet and drains (--node-gone-after, --drain-grace).
+	Fleet FleetConfig
 	// XDPRequired makes glbd exit when the XDP path cannot be attached;
 	// by default it says why and serves on its sockets.
 	XDPRequired bool
@@ -163,6 +165,7 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 	afterXDP := xdpFlags(fs, c, env)
 	afterNotify := notifyFlags(fs, c, env)
 	afterOutbound := outboundFlags(fs, c, env)
+	afterFleet := fleetFlags(fs, c, env)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(out)
@@ -182,6 +185,9 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 		return nil, err
 	}
 	if err := afterOutbound(); err != nil {
+		return nil, err
+	}
+	if err := afterFleet(); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {

@@ -180,7 +180,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		Handler: console.Mount(api.New(api.Options{
 			Store: store, Token: cfg.APIToken, Explainer: explainer{n: n, geo: geo}, Snapshot: explainer{n: n, geo: geo}.snapshot,
 			Ready: n.ready, Health: n.agreedHealth, OwnView: checker.PoolView, Registry: reg, Logger: log,
-			Outbound: cfg.Outbound.policy, Resolver: resolver,
+			Outbound: cfg.Outbound.policy, Resolver: resolver, NodeGoneAfter: cfg.Fleet.NodeGoneAfter,
 			Transfers: dns.transferState(),
 		})),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -219,6 +219,10 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	go func() { errc <- checker.Run(ctx) }()
 	go n.run(ctx)
 	go dns.runCookies(ctx, store)
+	fl := newFleet(cfg, log, store, n, dns, checker, reg, n.notify)
+	fctx, fcancel := context.WithCancel(ctx)
+	defer fcancel()
+	go fl.run(fctx)
 
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -242,6 +246,8 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		break
 	}
 	log.Info("shutting down")
+	fcancel()
+	fl.stop() // withdraw, and answer for the drain grace with routes to withdraw
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = httpSrv.Shutdown(sctx)

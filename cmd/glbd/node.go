@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +45,12 @@ type node struct {
 	lastGood *lastGoodWriter
 
 	cur atomic.Pointer[current]
+	// confirmed is when the served configuration was last known to be
+	// the store's (unix nanoseconds; the last good file's time while it
+	// is served); storeOK that the last read of the store's revision
+	// answered. Both for the node's reports (fleet.go).
+	confirmed atomic.Int64
+	storeOK   atomic.Bool
 
 	cfg    *pools.Config
 	nets   *geodata.Networks
@@ -66,8 +73,6 @@ type node struct {
 	// notify observes each served view for notification events (nil:
 	// none).
 	notify *notify.Observer
-	// beats is each node's last heartbeat read, for node events.
-	beats map[string]time.Time
 	// rollouts writes the events of the rollouts each snapshot holds
 	// (nil: none, as in tests that build a node alone); ctx bounds its
 	// writes.
@@ -121,6 +126,7 @@ func (n *node) start(ctx context.Context) {
 	pctx, cancel := context.WithTimeout(ctx, storeProbe)
 	_, err := n.store.Revision(pctx)
 	cancel()
+	n.storeOK.Store(err == nil)
 	if err == nil {
 		n.readHealth(ctx)
 		if err = n.reloadConfig(ctx); err == nil {
@@ -137,6 +143,9 @@ func (n *node) start(ctx context.Context) {
 	default:
 		n.log.Info("serving the last good snapshot until the store answers", "revision", cfg.Revision)
 		n.apply(cfg, false)
+		if fi, err := os.Stat(filepath.Join(n.dataDir, lastGoodFile)); err == nil {
+			n.confirmed.Store(fi.ModTime().UnixNano())
+		}
 	}
 }
 
@@ -195,6 +204,10 @@ func (n *node) run(ctx context.Context) {
 			}
 		case r := <-reads.revision.done:
 			reads.revision.ended()
+			n.storeOK.Store(r.err == nil)
+			if r.err == nil && n.cfg != nil && r.rev == n.cfg.Revision && !n.fromFile {
+				n.confirmed.Store(time.Now().UnixNano())
+			}
 			if r.err == nil && (n.cfg == nil || r.rev != n.cfg.Revision || n.fromFile) {
 				reads.readConfig()
 			}
@@ -300,17 +313,12 @@ func (n *node) takeHealth(ups []pools.HealthUpdate, err error) {
 		n.log.Debug("reading health updates", "err", err)
 		return
 	}
-	if n.beats == nil {
-		n.beats = map[string]time.Time{}
-	}
 	for _, u := range ups {
 		n.cursors[u.Node] = u.Cursor
-		n.beats[u.Node] = u.Published
 		if u.Node != n.self { // the store's copy of us is older than the checker
 			n.tally.Apply(u)
 		}
 	}
-	n.notify.ObserveNodes(n.beats, time.Now())
 }
 
 // agreed is the agreed health now, with our own checks taken as they are
@@ -371,6 +379,9 @@ func (n *node) apply(cfg *pools.Config, fromStore bool) {
 	// Health checks follow the configuration once DNS answers it: with a
 	// hundred thousand targets this takes longer than the compile.
 	n.checker.Update(cfg)
+	if fromStore {
+		n.confirmed.Store(time.Now().UnixNano())
+	}
 	if fromStore && (prev == nil || prev.Revision != cfg.Revision) {
 		n.lastGood.save(cfg)
 	}

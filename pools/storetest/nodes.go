@@ -37,7 +37,7 @@ func testNodes(t *testing.T, c context.Context, s pools.Store) {
 	}
 	got := l.Items[0]
 	if got.Status.Name != "n1" || got.Status.Checks.Failing != 1 || got.Status.BGP.Sessions[0].ASN != 65000 ||
-		got.Status.Listeners.UDP[0] != "127.0.0.1:53" || got.LastSeen.IsZero() || got.BehindSince != nil || l.Revision != rev {
+		got.Status.Listeners.UDP[0] != "127.0.0.1:53" || got.LastSeen.IsZero() || got.BehindSince() != nil || l.Revision != rev {
 		t.Fatalf("kept %+v at revision %d", got, l.Revision)
 	}
 
@@ -72,7 +72,7 @@ func testNodes(t *testing.T, c context.Context, s pools.Store) {
 		t.Fatal(err)
 	}
 	l, _ = s.Nodes(c)
-	since := l.Items[0].BehindSince
+	since := l.Items[0].BehindSince()
 	if since == nil || l.Revision <= st.Revision {
 		t.Fatalf("behind the store: %+v at %d", l.Items[0], l.Revision)
 	}
@@ -80,7 +80,7 @@ func testNodes(t *testing.T, c context.Context, s pools.Store) {
 		t.Fatal(err)
 	}
 	l, _ = s.Nodes(c)
-	if b := l.Items[0].BehindSince; b == nil || !b.Equal(*since) {
+	if b := l.Items[0].BehindSince(); b == nil || !b.Equal(*since) {
 		t.Fatalf("still behind: since %v, was %v", b, since)
 	}
 	v := l.Items[0].View(l.Revision, since.Add(pools.NodeStaleAfter), time.Minute)
@@ -92,7 +92,7 @@ func testNodes(t *testing.T, c context.Context, s pools.Store) {
 		t.Fatal(err)
 	}
 	l, _ = s.Nodes(c)
-	if l.Items[0].BehindSince != nil {
-		t.Fatalf("caught up, still behind since %v", l.Items[0].BehindSince)
+	if b := l.Items[0].BehindSince(); b != nil {
+		t.Fatalf("caught up, still behind since %v", b)
 	}
 }

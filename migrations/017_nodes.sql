@@ -11,4 +11,4 @@ create table if not exists glb_nodes (
 -- Drains are audited (kind nodes, revision 0: not configuration).
 alter table audit_log drop constraint if exists audit_log_action_check;
 alter table audit_log add constraint audit_log_action_check
-    check (action in ('create', 'update', 'delete', 'health', 'end', 'expire', 'drain', 'undrain'));
+    check (action in ('create', 'update', 'delete', 'health', 'end', 'expire', 'start', 'drain', 'undrain'));
