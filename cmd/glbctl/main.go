@@ -55,6 +55,7 @@ Usage:
   glbctl tsig-keys [list|create NAME --grant ZONE:NAME:MATCH:TYPES|delete NAME]   (admin)
   glbctl tokens [list|create NAME --scope S [--zone ID]... [--expires T]|delete NAME]   (admin)
   glbctl version                                  print glbctl's version, as "glbd version" does
+  glbctl nodes [list|show NAME|drain NAME --reason TEXT [--until T] [--wait]|undrain NAME]   the fleet; drain is admin
   glbctl shift start (--pool ID | --origin POOL/ORIGIN | --zone LABEL) --reason TEXT --duration 2h [--lb ID]... [--override]
   glbctl shift end ID
   glbctl shift list [--status active,scheduled,ended,expired]
@@ -111,6 +112,8 @@ var commands = map[string]command{
 	"version":       runVersion,
 	// Zone files in and out (zone.go).
 	"zone": runZone,
+	// The fleet, and draining a node (nodes.go).
+	"nodes": runNodes,
 }
 
 // runVersion prints the same line as "glbd version".
