@@ -10,6 +10,7 @@ import { tsigPage } from './tsig.js';
 import { notificationsPage } from './notifications.js';
 import { trafficPage } from './traffic.js';
 import { rolloutsPage } from './rollouts.js';
+import { nodesPage } from './nodes.js';
 
 const main = document.getElementById('main');
 const login = document.getElementById('login');
@@ -44,6 +45,7 @@ const pages = {
   tsig: () => tsigPage(),
   notifications: (arg) => notificationsPage(arg),
   rollouts: () => rolloutsPage(),
+  nodes: () => nodesPage(),
 };
 
 // The page shown: what redraws it, and a generation number so that a

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// TestConsoleNodes: the console's Nodes page lists the node serving with
+// its region and listener, drains it with a reason (the row turns
+// draining, then drained after the grace, without a reload), refuses a
+// drain without a reason, and undrains it.
+func TestConsoleNodes(t *testing.T) {
+	t.Parallel()
+	const admin = "nodes-console-admin"
+	g := startGlbd(t, "", "--api-token", admin, "--node", "edge-7", "--region", "WEU", "--drain-grace", "2s")
+	ctx := browserTab(t)
+	row := `document.querySelector('tr[data-node="edge-7"]')`
+	drive(t, ctx, "sign in, the node listed serving", chromedp.Navigate(g.api+"/ui/#nodes"), chromedp.WaitVisible(`#token`),
+		chromedp.SendKeys(`#token`, admin+kb.Enter), chromedp.WaitVisible(`#n-table`),
+		waitFor(row+`?.dataset.state === "serving"`, 10*time.Second))
+	var text string
+	drive(t, ctx, "read the row", chromedp.Text(`tr[data-node="edge-7"]`, &text))
+	if !strings.Contains(text, "WEU") || !strings.Contains(text, g.dns) {
+		t.Fatalf("the row shows %q, want the region and %s", text, g.dns)
+	}
+	var said string
+	drive(t, ctx, "drain without a reason", chromedp.Click(`#n-edge-7-drain`),
+		waitFor(`document.getElementById("n-edge-7-status").textContent !== ""`, 5*time.Second), chromedp.Text(`#n-edge-7-status`, &said))
+	if !strings.Contains(said, "why") {
+		t.Fatalf("no reason: %q", said)
+	}
+	drive(t, ctx, "drain", chromedp.SendKeys(`#n-edge-7-reason`, "kernel upgrade"), chromedp.Click(`#n-edge-7-drain`),
+		chromedp.WaitVisible(`#n-flash`), waitFor(row+`?.dataset.state === "draining"`, 10*time.Second),
+		waitFor(row+`?.dataset.state === "drained"`, 15*time.Second))
+	drive(t, ctx, "undrain", chromedp.Click(`#n-edge-7-undrain`), waitFor(row+`?.dataset.state === "serving"`, 10*time.Second))
+	var audit struct {
+		Result []struct {
+			Action string `json:"action"`
+			Actor  string `json:"actor"`
+		} `json:"result"`
+	}
+	g.token = admin
+	g.call("GET", "/api/v1/audit?kind=nodes", nil, &audit)
+	if len(audit.Result) != 2 || audit.Result[0].Action != "undrain" || audit.Result[1].Action != "drain" || audit.Result[1].Actor != "bootstrap" {
+		t.Fatalf("audit: %+v", audit.Result)
+	}
+}
