@@ -10,7 +10,7 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// The fleet lives in glb_nodes (migration 018), one JSON record per node.
+// The fleet lives in glb_nodes (migration 019), one JSON record per node.
 
 func readNode(ctx context.Context, tx pgx.Tx, name string, lock bool) (pools.NodeRecord, bool, error) {
 	q := "select doc from glb_nodes where name = $1"
