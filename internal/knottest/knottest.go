@@ -4,7 +4,6 @@
 package knottest
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/glb-dns/glb/internal/testnode"
 )
 
 // NeedTool skips a test whose tool is missing outside CI and fails it in
@@ -78,9 +79,11 @@ func StartAt(t *testing.T, port int, conf func(dir string) string, apex string) 
 	if err := os.WriteFile(filepath.Join(dir, "knot.conf"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
+	// knotd writes while the loop below reads: the log is read under the
+	// same lock its writes take.
+	logs := &testnode.Logs{}
 	cmd := exec.Command(knotd, "-c", filepath.Join(dir, "knot.conf"))
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
