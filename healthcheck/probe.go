@@ -62,6 +62,8 @@ func newProber(t *target, cs *clients) prober {
 		return newDNSProber(t, cs.source())
 	case pools.MonitorTLS:
 		return newTLSProber(t, cs.source())
+	case pools.MonitorSMTP:
+		return newSMTPProber(t, cs.source())
 	}
 	return failingProber("unsupported monitor type " + strconv.Quote(string(t.typ)))
 }

@@ -43,6 +43,7 @@ type params struct {
 	protocol, rcode, answer string
 	serverName              string
 	minDays                 int
+	starttls                bool
 }
 
 // newSpec resolves a monitor's defaults; unit is one second outside tests.
@@ -71,6 +72,7 @@ func newSpec(m *pools.Monitor, unit time.Duration) *spec {
 		answer:        m.ExpectedAnswer,
 		serverName:    m.ServerName,
 		minDays:       m.MinDaysValid,
+		starttls:      m.StartTLS,
 	}}
 	if s.typ == "" {
 		s.typ = pools.MonitorHTTP
@@ -89,6 +91,8 @@ func newSpec(m *pools.Monitor, unit time.Duration) *spec {
 			s.port = 443
 		case pools.MonitorDNS:
 			s.port = 53
+		case pools.MonitorSMTP:
+			s.port = 25
 		}
 	}
 	for k, vs := range m.Header {

@@ -92,6 +92,12 @@ func (m *Monitor) validateKind(e *errs) {
 			}
 		}
 		inRange(e, "min_days_valid", m.MinDaysValid, 0, 3650)
+	case MonitorSMTP:
+		if m.ServerName != "" {
+			if msg := checkHostname(m.ServerName, false); msg != "" {
+				e.add("server_name", "%s", msg)
+			}
+		}
 	default:
 		e.add("type", "must be one of %s", joinTypes())
 	}

@@ -26,6 +26,8 @@ func TestMonitorTypeFields(t *testing.T) {
 			[]string{"expected_rcode", "port", "protocol", "query_name", "query_type"}},
 		{"tls", `{"type": "tls", "server_name": "www.example.com", "min_days_valid": 14}`, nil},
 		{"tls bad fields", `{"type": "tls", "server_name": "-bad-.example..com", "min_days_valid": -1}`, []string{"min_days_valid", "server_name"}},
+		{"smtp", `{"type": "smtp", "starttls": true, "server_name": "mx.example.com"}`, nil},
+		{"smtp bad server_name", `{"type": "smtp", "server_name": "mx..example.com"}`, []string{"server_name"}},
 		{"unknown type", `{"type": "ftp"}`, []string{"type"}},
 	}
 	for _, c := range cases {

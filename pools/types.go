@@ -81,10 +81,13 @@ const (
 	// MonitorTLS completes a handshake and checks the leaf certificate's
 	// remaining validity against min_days_valid.
 	MonitorTLS MonitorType = "tls"
+	// MonitorSMTP wants a 220 banner and a 250 to EHLO (and, with
+	// starttls, a handshake after STARTTLS); a 4xx or 5xx is down.
+	MonitorSMTP MonitorType = "smtp"
 )
 
 // MonitorTypes lists the monitor types in the order docs and errors name them.
-var MonitorTypes = []MonitorType{MonitorHTTP, MonitorHTTPS, MonitorTCP, MonitorUDP, MonitorDNS, MonitorTLS}
+var MonitorTypes = []MonitorType{MonitorHTTP, MonitorHTTPS, MonitorTCP, MonitorUDP, MonitorDNS, MonitorTLS, MonitorSMTP}
 
 // PayloadEncoding says how a udp monitor's send and expect are written.
 const (
@@ -143,6 +146,10 @@ type Monitor struct {
 	// down when its leaf certificate expires within that many days.
 	ServerName   string `json:"server_name,omitempty"`
 	MinDaysValid int    `json:"min_days_valid,omitempty"`
+
+	// StartTLS (smtp): after EHLO, upgrade with STARTTLS, verifying the
+	// certificate for server_name unless allow_insecure.
+	StartTLS bool `json:"starttls,omitempty"`
 }
 
 // OriginSteeringPolicy chooses among a pool's eligible origins.

@@ -173,6 +173,11 @@ func monitorTarget(m *pools.Monitor) (target, expect string) {
 			strings.TrimSpace(cmp.Or(m.ExpectedRcode, "NOERROR") + " " + m.ExpectedAnswer)
 	case pools.MonitorTLS:
 		return m.ServerName, "valid " + itoa(m.MinDaysValid) + "+ days"
+	case pools.MonitorSMTP:
+		if m.StartTLS {
+			return "STARTTLS " + m.ServerName, "220, EHLO"
+		}
+		return "", "220, EHLO"
 	}
 	return m.Method + " " + m.Path, m.ExpectedCodes
 }

@@ -19,6 +19,7 @@ func TestMonitorTarget(t *testing.T) {
 		{pools.Monitor{Type: pools.MonitorDNS, QueryName: "www.example.com", QueryType: "A"}, "www.example.com A over udp", "NOERROR"},
 		{pools.Monitor{Type: pools.MonitorDNS, QueryName: "x.example", QueryType: "TXT", Protocol: "tcp", ExpectedRcode: "NXDOMAIN", ExpectedAnswer: "v"},
 			"x.example TXT over tcp", "NXDOMAIN v"},
+		{pools.Monitor{Type: pools.MonitorSMTP, StartTLS: true, ServerName: "mx.example.com"}, "STARTTLS mx.example.com", "220, EHLO"},
 		{pools.Monitor{Type: pools.MonitorTLS, ServerName: "www.example.com", MinDaysValid: 14}, "www.example.com", "valid 14+ days"},
 	}
 	for _, c := range cases {

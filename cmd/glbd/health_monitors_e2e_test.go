@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -351,6 +352,7 @@ func TestMonitorTypesRefusedNamingField(t *testing.T) {
 		{map[string]any{"type": "dns", "query_name": "www.example.com", "query_type": "A", "protocol": "quic", "expected_rcode": "FINE"},
 			[]string{"expected_rcode", "protocol"}},
 		{map[string]any{"type": "tls", "min_days_valid": -1, "server_name": "bad..name"}, []string{"min_days_valid", "server_name"}},
+		{map[string]any{"type": "smtp", "server_name": "bad..name"}, []string{"server_name"}},
 	} {
 		var out struct {
 			Errors []struct{ Path, Message string } `json:"errors"`
@@ -368,4 +370,59 @@ func TestMonitorTypesRefusedNamingField(t *testing.T) {
 			t.Errorf("%v: 400 naming %v (%+v), want %v", c.body, got, out.Errors, c.want)
 		}
 	}
+}
+
+// TestHealthSMTPMonitor: small real SMTP servers on one port; origin b
+// starts answering 421 (too busy) and leaves the answer, then greets
+// with 220 again and comes back.
+func TestHealthSMTPMonitor(t *testing.T) {
+	t.Parallel()
+	ips := []string{"127.0.9.1", "127.0.9.2", "127.0.9.3"}
+	banners := make([]atomic.Pointer[string], len(ips))
+	ready, busy := "220 mx.origin.test ESMTP", "421 4.3.2 mx.origin.test too busy"
+	var port int
+	for i, ln := range testnode.SharedPort(t, ips...) {
+		banners[i].Store(&ready)
+		banner := &banners[i]
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+					b := *banner.Load()
+					fmt.Fprintf(c, "%s\r\n", b)
+					if !strings.HasPrefix(b, "220") {
+						return
+					}
+					r := bufio.NewReader(c)
+					for {
+						line, err := r.ReadString('\n')
+						if err != nil {
+							return
+						}
+						switch strings.ToUpper(strings.Fields(line + " x")[0]) {
+						case "EHLO":
+							fmt.Fprintf(c, "250-mx.origin.test\r\n250 8BITMIME\r\n")
+						case "QUIT":
+							fmt.Fprintf(c, "221 bye\r\n")
+							return
+						default:
+							fmt.Fprintf(c, "502 not implemented\r\n")
+						}
+					}
+				}()
+			}
+		}()
+		_, p, _ := net.SplitHostPort(ln.Addr().String())
+		port, _ = strconv.Atoi(p)
+	}
+	g := startGlbd(t, "")
+	healthOutAndBack(t, g, map[string]any{"type": "smtp", "port": port}, ips,
+		func() { banners[1].Store(&busy) }, func() { banners[1].Store(&ready) },
+		"SMTP 421 at banner: 4.3.2 mx.origin.test too busy")
 }

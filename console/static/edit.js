@@ -105,6 +105,7 @@ const monitorTarget = (m) => {
     case 'tcp': return `port ${m.port}`;
     case 'udp': return `port ${m.port} expects ${JSON.stringify(m.expect || '')}`;
     case 'dns': return `${m.query_name} ${m.query_type} over ${m.protocol || 'udp'} expects ${m.expected_rcode || 'NOERROR'}${m.expected_answer ? ' ' + m.expected_answer : ''}`;
+    case 'smtp': return `port ${m.port || 25}${m.starttls ? ' STARTTLS' : ''} expects 220 and EHLO`;
     case 'tls': return `${m.server_name || 'address'}:${m.port || 443} valid ${m.min_days_valid || 0}+ days`;
     default: return `${m.method} ${m.path} expects ${m.expected_codes}`;
   }
@@ -243,7 +244,7 @@ export const KINDS = {
     summary: (m) => `${m.type} ${monitorTarget(m)} every ${m.interval} s`,
     fields: [
       text('description', 'Description'),
-      choice('type', 'Type', [['http', 'http'], ['https', 'https'], ['tcp', 'tcp'], ['udp', 'udp'], ['dns', 'dns'], ['tls', 'tls']]),
+      choice('type', 'Type', [['http', 'http'], ['https', 'https'], ['tcp', 'tcp'], ['udp', 'udp'], ['dns', 'dns'], ['tls', 'tls'], ['smtp', 'smtp']]),
       text('method', 'Method', 'http and https'),
       text('path', 'Path', 'http and https, e.g. /healthz'),
       number('port', 'Port', '0 = the type\'s default (80, 443, dns 53); tcp and udp need one'),
@@ -263,7 +264,8 @@ export const KINDS = {
       choice('protocol', 'DNS over', [['', 'udp'], ['tcp', 'tcp']]),
       text('expected_rcode', 'Expected rcode', 'dns; empty = NOERROR'),
       text('expected_answer', 'Expected answer', 'dns: a substring of one answer record, e.g. 192.0.2.1; empty = any'),
-      text('server_name', 'Server name (SNI)', 'tls: the name the certificate must carry; empty = the origin\'s address'),
+      text('server_name', 'Server name (SNI)', 'tls and smtp STARTTLS: the name the certificate must carry; empty = the origin\'s address'),
+      check('starttls', 'STARTTLS', 'smtp: upgrade to TLS after EHLO', false),
       number('min_days_valid', 'Minimum days valid', 'tls: down when the certificate expires within this many days'),
       number('consecutive_up', 'Successes in a row to be up', '0 or 1: one success is enough'),
       number('consecutive_down', 'Failures in a row to be down', '0 or 1: one failure is enough'),

@@ -17,14 +17,16 @@ func testMonitorTypes(t *testing.T, c context.Context, s pools.Store) {
 	dns.ExpectedRcode, dns.ExpectedAnswer = "NOERROR", "2001:db8::1"
 	tls := Monitor()
 	tls.Type, tls.ServerName, tls.MinDaysValid, tls.AllowInsecure = pools.MonitorTLS, "www.example.com", 14, true
-	for _, m := range []*pools.Monitor{udp, dns, tls} {
+	smtp := Monitor()
+	smtp.Type, smtp.Port, smtp.StartTLS, smtp.ServerName = pools.MonitorSMTP, 587, true, "mx.example.com"
+	for _, m := range []*pools.Monitor{udp, dns, tls, smtp} {
 		created := mustCreate(t, s, m)
 		got, err := s.Get(c, pools.KindMonitor, created.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		sameObject(t, string(m.Type)+" monitor", got, created)
-		if g := got.(*pools.Monitor); g.Type != m.Type || g.Send != m.Send || g.QueryName != m.QueryName || g.MinDaysValid != m.MinDaysValid {
+		if g := got.(*pools.Monitor); g.Type != m.Type || g.Send != m.Send || g.QueryName != m.QueryName || g.MinDaysValid != m.MinDaysValid || g.StartTLS != m.StartTLS {
 			t.Errorf("%s monitor read back as %+v", m.Type, g)
 		}
 	}
