@@ -117,6 +117,11 @@ func TestSMTPProbe(t *testing.T) {
 	o.banner.Store(&busy)
 	wantProbe(t, addr, smtpMonitor(false, ""), false, "SMTP 421 at banner: mx.test too busy, try later")
 	<-o.seen
+	// A banner that is not 220, even a 2xx one, is not a mail server ready.
+	odd := "250 hello"
+	o.banner.Store(&odd)
+	wantProbe(t, addr, smtpMonitor(false, ""), false, "SMTP 250 at banner: hello")
+	<-o.seen
 	ok, refused := "220 mx.test ESMTP", "554 5.7.1 no service for you"
 	o.banner.Store(&ok)
 	o.ehloReply.Store(&refused)
