@@ -16,7 +16,7 @@ import (
 func TestConsoleNodes(t *testing.T) {
 	t.Parallel()
 	const admin = "nodes-console-admin"
-	g := startGlbd(t, "", "--api-token", admin, "--node", "edge-7", "--region", "WEU", "--drain-grace", "2s")
+	g := startGlbd(t, "", "--api-token", admin, "--node", "edge-7", "--region", "WEU", "--drain-grace", "5s")
 	ctx := browserTab(t)
 	row := `document.querySelector('tr[data-node="edge-7"]')`
 	drive(t, ctx, "sign in, the node listed serving", chromedp.Navigate(g.api+"/ui/#nodes"), chromedp.WaitVisible(`#token`),

@@ -7,6 +7,13 @@ const STATES = ['serving', 'draining', 'drained', 'stale', 'gone'];
 // number of drawings.
 let timer = null;
 
+// said is what the last drain or undrain answered, shown for SAID_FOR ms
+// by every drawing of the page, whatever started it: the timer and live
+// events redraw the page too, and one of them finishing last would
+// otherwise wipe the answer the operator is about to read.
+let said = { text: '', at: 0 };
+const SAID_FOR = 10000;
+
 const secs = (s) => s < 60 ? `${s.toFixed(1)} s` : s < 3600 ? `${Math.round(s / 60)} min` : `${(s / 3600).toFixed(1)} h`;
 
 function lag(v) {
@@ -71,7 +78,11 @@ function nodeRow(v, redraw) {
 // nodesPage shows the fleet (GET /nodes), redrawn every two seconds while
 // it is shown, and drains and undrains nodes (admin).
 export async function nodesPage(flash) {
+  if (flash) said = { text: flash, at: Date.now() };
   const { data: nodes } = await call('GET', '/nodes');
+  // Read after the fetch: a redraw begun before a drain was answered (the
+  // timer's, an event's) but finished after it still shows what it said.
+  if (!flash && Date.now() - said.at < SAID_FOR) flash = said.text;
   const title = el('h2', { text: 'Nodes', tabindex: '-1', class: 'page-title' });
   const counts = STATES.map((s) => [s, nodes.filter((v) => v.state === s).length]).filter(([, n]) => n);
   let redraw = () => {};
@@ -100,7 +111,7 @@ export async function nodesPage(flash) {
         if (!location.hash.startsWith('#nodes') || !document.getElementById('n-table')) { clearInterval(timer); return; }
         const a = document.activeElement;
         if (a && a.tagName === 'INPUT' && a.value) return; // a reason being typed
-        draw(() => nodesPage(flash));
+        draw(() => nodesPage());
       }, 2000);
     },
   };
