@@ -34,11 +34,14 @@ func Handler() http.Handler {
 }
 
 // Mount serves the console at Prefix beside api, which keeps every other
-// path; /ui redirects to /ui/.
+// path; /ui redirects to /ui/, and so does a GET of / (a newcomer opening
+// the API's address in a browser is looking for the console, and no API
+// path lives at /).
 func Mount(api http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(Prefix, Handler())
 	mux.Handle("/ui", http.RedirectHandler(Prefix, http.StatusMovedPermanently))
+	mux.Handle("GET /{$}", http.RedirectHandler(Prefix, http.StatusFound))
 	mux.Handle("/", api)
 	return mux
 }

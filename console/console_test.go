@@ -10,7 +10,8 @@ import (
 	"github.com/glb-dns/glb/console"
 )
 
-// TestMount: the console's files under /ui/, everything else to the API.
+// TestMount: the console's files under /ui/ (/ and /ui lead there),
+// everything else to the API.
 func TestMount(t *testing.T) {
 	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "api "+r.URL.Path) })
 	srv := httptest.NewServer(console.Mount(api))
@@ -26,7 +27,7 @@ func TestMount(t *testing.T) {
 		return resp, string(b)
 	}
 	for path, want := range map[string]string{
-		"/ui/": "<title>glb console</title>", "/ui": "<title>glb console</title>",
+		"/ui/": "<title>glb console</title>", "/ui": "<title>glb console</title>", "/": "<title>glb console</title>",
 		"/ui/app.js": "import", "/ui/api.js": "/api/v1/events", "/ui/style.css": "box-sizing",
 		"/api/v1/pools": "api /api/v1/pools", "/healthz": "api /healthz",
 	} {
@@ -41,6 +42,9 @@ func TestMount(t *testing.T) {
 	}
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
 		t.Errorf("CSP %q", csp)
+	}
+	if resp, body := get("/nope"); resp.StatusCode != 200 || body != "api /nope" {
+		t.Errorf("/nope: %d %q, want the API's", resp.StatusCode, body)
 	}
 	if resp, _ := get("/ui/nope.js"); resp.StatusCode != 404 {
 		t.Errorf("/ui/nope.js: %d", resp.StatusCode)

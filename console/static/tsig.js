@@ -18,15 +18,37 @@ const SAMPLE = {
 
 const owner = (g) => g.match === 'acme-challenge' ? `_acme-challenge.${g.name}` : g.name;
 
+// dnsServer is where this node's fleet answers DNS, as nsupdate's server
+// line takes it ("HOST [PORT]"): the zone's nameserver names often do not
+// resolve yet in a set-up being tried, a listener's address does. A
+// serving node listening on the host this page came from is preferred; a
+// wildcard listener is reached at that host. null: no node reports one.
+export function dnsServer(nodes, pageHost) {
+  const addrs = nodes.filter((n) => n.state === 'serving').flatMap((n) => n.listeners?.udp || []);
+  const split = (a) => {
+    const i = a.lastIndexOf(':');
+    let host = i < 0 ? a : a.slice(0, i);
+    const port = i < 0 ? '53' : a.slice(i + 1);
+    host = host.replace(/^\[|\]$/g, '');
+    if (host === '' || host === '0.0.0.0' || host === '::') host = pageHost.replace(/^\[|\]$/g, '');
+    return { host, port };
+  };
+  const all = addrs.map(split);
+  const pick = all.find((a) => a.host === pageHost.replace(/^\[|\]$/g, '')) || all[0];
+  if (!pick) return null;
+  return pick.port === '53' ? pick.host : `${pick.host} ${pick.port}`;
+}
+
 // nsupdateCommand is a command line that adds a record the key's first
-// grant allows, at the zone's first nameserver.
-export function nsupdateCommand(key, secret, zones) {
+// grant allows, sent to server (dnsServer's), else to the zone's first
+// nameserver.
+export function nsupdateCommand(key, secret, zones, server) {
   const g = key.grants[0];
   const z = zones.find((x) => x.id === g.zone);
   const type = g.types.includes('TXT') ? 'TXT' : g.types[0];
   return [
     `nsupdate -y ${key.algorithm}:${key.name}:${secret} <<'EOF'`,
-    `server ${z?.nameservers?.[0] || '<a glb nameserver>'}`,
+    `server ${server || z?.nameservers?.[0] || '<a glb nameserver>'}`,
     `zone ${z?.name || g.zone}`,
     `update add ${owner(g)} 60 ${type} ${SAMPLE[type]}`,
     'send',
@@ -55,9 +77,9 @@ function copyButton(id, target, what) {
 
 // secretCard shows a new key's secret; done redraws the page once the
 // card is closed, when the keys changed while it was open.
-function secretCard(shown, zones, done) {
+function secretCard(shown, zones, server, done) {
   const { key, secret } = shown;
-  const cmd = nsupdateCommand(key, secret, zones);
+  const cmd = nsupdateCommand(key, secret, zones, server);
   return el('section', { class: 'card secret', id: 'k-secret', 'aria-labelledby': 'k-secret-title' },
     el('h2', { id: 'k-secret-title', tabindex: '-1', text: `Secret of key ${key.name}: copy it now` }),
     el('p', { class: 'notice', text: 'glb shows this secret once. Leave or reload this page and it is gone: a lost secret means a new key.' }),
@@ -193,7 +215,12 @@ export async function tsigPage(state = {}) {
   const { revealed: shown, flash: notice } = state;
   let redraw = () => {};
   const nodes = [title];
-  if (shown) nodes.push(secretCard(shown, zones, () => redraw({}, null)));
+  if (shown) {
+    // The node list is a nicety for the sample: without it the sample
+    // names the zone's nameserver.
+    const fleet = await call('GET', '/nodes').then((r) => r.data, () => []);
+    nodes.push(secretCard(shown, zones, dnsServer(fleet, location.hostname), () => redraw({}, null)));
+  }
   if (notice) nodes.push(el('p', { class: 'notice', id: 'k-flash', role: 'status', text: notice }));
   nodes.push(el('p', { class: 'muted', text: 'A TSIG key signs DNS UPDATE messages (RFC 2136) from tools such as certbot, lego, cert-manager or ExternalDNS; each grant says which names and record types it may change.' }));
   nodes.push(el('section', { class: 'card', 'aria-label': 'Keys' }, el('h2', { text: 'Keys' }),
