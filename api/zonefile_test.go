@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -271,6 +272,52 @@ func TestZoneExportLoadBalancer(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("export lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestZoneExportHTTPSRecord: a load balancer with an HTTPS record
+// exports it as DNS answers it to a client of unknown location: its
+// parameters, and as hints the addresses of its A and AAAA records;
+// without one, none is written.
+func TestZoneExportHTTPSRecord(t *testing.T) {
+	t.Parallel()
+	e := newSnapshotEnv(t)
+	f := e.fixture()
+	body := lbBody(f.zone, f.pool)
+	body["name"] = "app.glb.example.com"
+	body["https"] = map[string]any{"alpn": []string{"h2", "h3"}, "port": 8443}
+	e.create(pools.KindLoadBalancer, body)
+	out := e.export(f.zone)
+	var v4, v6, https []string
+	for _, l := range strings.Split(out, "\n") {
+		fs := strings.SplitN(l, "\t", 5)
+		if len(fs) < 5 {
+			continue
+		}
+		switch {
+		case fs[0] == "www.glb.example.com." && fs[3] == "HTTPS":
+			t.Errorf("a load balancer without an HTTPS record exports one: %s", l)
+		case fs[0] != "app.glb.example.com.":
+		case fs[3] == "A":
+			v4 = append(v4, fs[4])
+		case fs[3] == "AAAA":
+			v6 = append(v6, fs[4])
+		case fs[3] == "HTTPS":
+			https = append(https, fs[4])
+		}
+	}
+	if len(https) != 1 || len(v4) == 0 || len(v6) == 0 {
+		t.Fatalf("app's records: A %v AAAA %v HTTPS %v\n%s", v4, v6, https, out)
+	}
+	m := regexp.MustCompile(`^1 \. alpn="?h2,h3"? port="?8443"? ipv4hint="?([^" ]+)"? ipv6hint="?([^" ]+)"?$`).FindStringSubmatch(https[0])
+	if m == nil {
+		t.Fatalf("app's HTTPS record: %q", https[0])
+	}
+	hint := func(s string) []string { h := strings.Split(s, ","); slices.Sort(h); return h }
+	slices.Sort(v4)
+	slices.Sort(v6)
+	if !slices.Equal(hint(m[1]), v4) || !slices.Equal(hint(m[2]), v6) {
+		t.Errorf("hints %s / %s, the name's addresses %v / %v", m[1], m[2], v4, v6)
 	}
 }
 
