@@ -45,6 +45,8 @@ func TestHandlerAllocatesNothing(t *testing.T) {
 		benchQueryType(t, "lb-https.glb.example.com.", dns.TypeHTTPS, "198.51.100.0/24"),
 		// prefer_ecs auto, the default, deciding on the ECS subnet.
 		benchQuery(t, "lb-off.glb.example.com.", "203.0.113.0/24"),
+		// A DNAME's synthesis, into another zone and on.
+		benchQuery(t, "x.old.glb.example.com.", ""),
 	} {
 		if n := testing.AllocsPerRun(1000, func() { w.handle(s, q, src, false) }); n != 0 {
 			t.Errorf("%.1f allocations per query, want 0", n)

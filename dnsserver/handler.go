@@ -26,7 +26,10 @@ type worker struct {
 	b     builder
 	out   []byte
 	tails [][]byte // the RRset being signed
-	timed uint32   // queries handled, so that one in latencySample is timed
+	// dname holds the names DNAMEs synthesise (dname.go), two so that one
+	// DNAME's target can be the next one's input.
+	dname [2][maxNameLen]byte
+	timed uint32 // queries handled, so that one in latencySample is timed
 	// arrived is when the reader's last read returned, zero if the reader
 	// does not tell (the handler then reads the clock itself).
 	arrived time.Time
@@ -74,7 +77,7 @@ func (w *worker) handle(s *Server, msg []byte, src netip.Addr, tcp bool) (reply 
 		// goroutine of its own, which counts it.
 		return nil
 	}
-	w.b = builder{buf: w.out[:0], r: r, tcp: tcp, reserve: w.reserve}
+	w.b = builder{buf: w.out[:0], r: r, tcp: tcp, reserve: w.reserve, dname: &w.dname}
 	b := &w.b
 	b.sig.tails, b.sig.cache, b.sig.now = w.tails[:0], s.sigs, now
 	defer func() {
@@ -206,6 +209,17 @@ func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr, answers *
 			// A CNAME into a delegated subtree ends here: the resolver
 			// follows the target to the child's servers itself.
 			return
+		}
+		if d, prefix := z.dnameAbove(name); d != nil && b.dname != nil {
+			// Below a DNAME: the DNAME, a CNAME made from it, and the
+			// chain followed on from the new name as from a CNAME's.
+			if name = b.synthesize(d, name, prefix, &b.dname[i%2]); name == nil {
+				return
+			}
+			if z = snap.findZone(name); z == nil {
+				return
+			}
+			continue
 		}
 		n := z.nodes[string(name)]
 		if n == nil {
@@ -373,6 +387,9 @@ type builder struct {
 	cookieOut   [8 + serverCookieLen]byte
 	apex        []byte // zone of the answer (NXDOMAIN bucket)
 	cut         *cut   // set by a referral
+
+	// dname is the worker's room for synthesised names (dname.go).
+	dname *[2][maxNameLen]byte
 
 	// Extended DNS Error to send (ede.go).
 	edeOn   bool

@@ -52,6 +52,10 @@ func testConfig() *pools.Config {
 		{Name: "nods.glb.example.com", Type: "NS", Content: "ns1.glb.example.com."},
 		{Name: "tosub.glb.example.com", Type: "CNAME", Content: "www.sub.glb.example.com."},
 		{Name: "tohttps.glb.example.com", Type: "CNAME", Content: "lb-https.glb.example.com."},
+		// DNAMEs: into the other zone served here, and to a target so long
+		// that a name below overflows 255 octets.
+		{Name: "old.glb.example.com", Type: "DNAME", Content: "other.test."},
+		{Name: "long.glb.example.com", Type: "DNAME", Content: longDNAMETarget},
 	}, big...)
 	o := pools.DefaultZone()
 	o.ID, o.Name, o.Serial, o.Nameservers = "z2", "other.test", 7, []string{"ns.other.test"}
@@ -206,6 +210,10 @@ func shutdownAtEnd(t testing.TB, s *Server) {
 
 // tcase is one DNS behaviour: a query, who sends it, and the reply
 // expected, sections in presentation format (compared sorted).
+// longDNAMETarget is 245 octets in wire form: a name of 12 octets or
+// more below its DNAME's owner cannot be redirected to it.
+var longDNAMETarget = strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 40) + ".other.test."
+
 type tcase struct {
 	name   string
 	qname  string

@@ -49,6 +49,8 @@ type zone struct {
 	hinfo  []byte // RFC 8482 HINFO tail
 	// hasCuts: some name below the apex has NS records (referral.go).
 	hasCuts bool
+	// hasDNAME: some name has a DNAME (dname.go).
+	hasDNAME bool
 	// apexGlue is the additional section of an apex NS answer.
 	apexGlue []glue
 	// sec signs the zone's answers to DO queries; nil when unsigned.
@@ -257,6 +259,7 @@ func compileZone(pz *pools.Zone) (*zone, error) {
 		}
 	}
 	z.compileCuts()
+	z.compileDNAMEs()
 	return z, nil
 }
 

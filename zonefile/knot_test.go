@@ -141,6 +141,11 @@ func TestSameAnswersAsKnot(t *testing.T) {
 	}
 	add("nothing.move.example", "A") // NXDOMAIN from both
 	add("web.move.example", "MX")    // NODATA from both
+	// Below old's DNAME: the DNAME and the CNAME made from it (RFC 6672),
+	// at one label and at two, and whatever the type asked.
+	add("a.old.move.example", "A")
+	add("x.y.old.move.example", "TXT")
+	add("Mixed.Old.move.example", "AAAA")
 
 	// glb's export of the zone, loaded by a second Knot, answers the same.
 	var exp bytes.Buffer
