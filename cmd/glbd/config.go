@@ -108,6 +108,9 @@ type Config struct {
 	Outbound OutboundConfig
 	// Fleet is how the node reports to the fleet and drains (--node-gone-after, --drain-grace).
 	Fleet FleetConfig
+	// BGP announces the node's anycast prefixes (--bgp-*, --anycast,
+	// --max-stale).
+	BGP BGPConfig
 	// XDPRequired makes glbd exit when the XDP path cannot be attached;
 	// by default it says why and serves on its sockets.
 	XDPRequired bool
@@ -166,6 +169,7 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 	afterNotify := notifyFlags(fs, c, env)
 	afterOutbound := outboundFlags(fs, c, env)
 	afterFleet := fleetFlags(fs, c, env)
+	afterBGP := bgpFlags(fs, c, env)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(out)
@@ -188,6 +192,9 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 		return nil, err
 	}
 	if err := afterFleet(); err != nil {
+		return nil, err
+	}
+	if err := afterBGP(); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {

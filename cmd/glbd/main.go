@@ -222,6 +222,17 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	fl := newFleet(cfg, log, store, n, dns, checker, reg, n.notify)
 	fctx, fcancel := context.WithCancel(ctx)
 	defer fcancel()
+	var ac *anycast
+	if cfg.BGP.ASN != 0 {
+		// After the listeners and the first snapshot: it announces only
+		// what already answers.
+		if ac, err = newAnycast(fctx, cfg.BGP.speaker, cfg.BGP.MaxStale, log, n, dns.srvs[0].Addr(), reg); err != nil {
+			dns.shutdown()
+			return fmt.Errorf("bgp: %w", err)
+		}
+		fl.routes = ac
+		go ac.run(fctx)
+	}
 	go fl.run(fctx)
 
 	hup := make(chan os.Signal, 1)
@@ -248,6 +259,9 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	log.Info("shutting down")
 	fcancel()
 	fl.stop() // withdraw, and answer for the drain grace with routes to withdraw
+	if ac != nil {
+		ac.stop() // the sessions close (Cease) with nothing left announced
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = httpSrv.Shutdown(sctx)
