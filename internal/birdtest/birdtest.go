@@ -63,8 +63,9 @@ type Route struct {
 // the bird binary (Debian bird2) is missing.
 func Start(t testing.TB, cfg Config) *Bird {
 	t.Helper()
-	if _, err := exec.LookPath("bird"); err != nil {
-		t.Fatalf("bird (Debian bird2) is needed: %v; run scripts/install-deps.sh", err)
+	findBird.Do(func() { birdBin, birdcBin = lookSbin("bird"), lookSbin("birdc") })
+	if birdBin == "" || birdcBin == "" {
+		t.Fatal("bird and birdc (Debian bird2) are needed: run sudo scripts/install-deps.sh")
 	}
 	if cfg.HoldTime == 0 {
 		cfg.HoldTime = 3
@@ -78,7 +79,7 @@ func Start(t testing.TB, cfg Config) *Bird {
 	if err := os.WriteFile(conf, []byte(Conf(cfg)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b.cmd = exec.Command("bird", "-f", "-c", conf, "-s", b.sock, "-P", filepath.Join(dir, "bird.pid"))
+	b.cmd = exec.Command(birdBin, "-f", "-c", conf, "-s", b.sock, "-P", filepath.Join(dir, "bird.pid"))
 	b.cmd.Stdout, b.cmd.Stderr = (*lockedWriter)(b), (*lockedWriter)(b)
 	if err := b.cmd.Start(); err != nil {
 		t.Fatalf("start bird: %v", err)
@@ -117,6 +118,28 @@ func (b *Bird) Log() string {
 	return b.log.String()
 }
 
+// The binaries, found by Start: Debian puts them in /usr/sbin, which a
+// user's PATH often lacks.
+var (
+	findBird          sync.Once
+	birdBin, birdcBin string
+)
+
+func lookSbin(name string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	if p := "/usr/sbin/" + name; fileExists(p) {
+		return p
+	}
+	return ""
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
 // Conf is BIRD's configuration for cfg: passive sessions (the speakers
 // connect), everything imported, nothing exported, no kernel protocol.
 func Conf(cfg Config) string {
@@ -151,7 +174,7 @@ func freePort(t testing.TB, host string) int {
 func (b *Bird) Birdc(cmd string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "birdc", append([]string{"-s", b.sock}, strings.Fields(cmd)...)...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, birdcBin, append([]string{"-s", b.sock}, strings.Fields(cmd)...)...).CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("birdc %s: %v: %s", cmd, err, out)
 	}
