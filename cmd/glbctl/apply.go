@@ -328,17 +328,9 @@ func (s *stagedApply) start(ctx context.Context, cl *client, st *step) (string, 
 	if s.override {
 		doc["override"] = true
 	}
-	body, err := json.Marshal(doc)
-	if err != nil {
-		return "", err
-	}
-	b, _, err := cl.do(ctx, http.MethodPost, apiPrefix+"/rollouts", body, "")
-	if err != nil {
+	var ro pools.Rollout
+	if err := cl.post(ctx, apiPrefix+"/rollouts", doc, &ro); err != nil {
 		return "", overridable(err, "--override")
 	}
-	var out struct{ Result pools.Rollout }
-	if err := json.Unmarshal(b, &out); err != nil {
-		return "", fmt.Errorf("decoding the rollout: %w", err)
-	}
-	return out.Result.ID, nil
+	return ro.ID, nil
 }

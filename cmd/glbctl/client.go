@@ -127,6 +127,27 @@ func (c *client) result(ctx context.Context, path string, out any) error {
 	return nil
 }
 
+// post sends req as JSON and decodes the {"result": ...} envelope of the
+// answer into out: a create that answers what it made (a secret shown
+// once, an id the server chose).
+func (c *client) post(ctx context.Context, path string, req, out any) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	b, _, err := c.do(ctx, http.MethodPost, path, body, "")
+	if err != nil {
+		return err
+	}
+	env := struct {
+		Result any `json:"result"`
+	}{Result: out}
+	if err := json.Unmarshal(b, &env); err != nil {
+		return fmt.Errorf("POST %s: decoding the answer: %w", path, err)
+	}
+	return nil
+}
+
 // list returns every object of a kind, in the API's raw JSON, reading
 // page after page.
 func (c *client) list(ctx context.Context, k pools.Kind) ([]json.RawMessage, error) {

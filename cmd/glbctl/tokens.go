@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -74,22 +73,13 @@ func runTokens(ctx context.Context, args []string, env func(string) string, stdo
 			}
 			req["expires_on"] = at
 		}
-		body, _ := json.Marshal(req)
-		b, _, err := cl.do(ctx, http.MethodPost, apiPrefix+"/tokens", body, "")
-		if err != nil {
+		var k struct {
+			pools.Token
+			Secret string `json:"secret"`
+		}
+		if err := cl.post(ctx, apiPrefix+"/tokens", req, &k); err != nil {
 			return fail(stderr, exitFailed, err)
 		}
-		var out struct {
-			Result struct {
-				pools.Token
-				Secret string `json:"secret"`
-			} `json:"result"`
-		}
-		if err := json.Unmarshal(b, &out); err != nil {
-			fmt.Fprintln(stderr, "glbctl: decoding the answer:", err)
-			return exitFailed
-		}
-		k := out.Result
 		reach := "every zone"
 		if len(k.Zones) > 0 {
 			reach = "zone(s) " + strings.Join(k.Zones, ", ")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -52,22 +51,13 @@ func runTSIGKeys(ctx context.Context, args []string, env func(string) string, st
 			t.flush()
 		})
 	case verb == "create" && len(pos) == 1:
-		body, _ := json.Marshal(map[string]any{"name": pos[0], "algorithm": *alg, "grants": grants})
-		b, _, err := cl.do(ctx, http.MethodPost, apiPrefix+"/tsig_keys", body, "")
-		if err != nil {
+		var k struct {
+			pools.TSIGKey
+			Secret string `json:"secret"`
+		}
+		if err := cl.post(ctx, apiPrefix+"/tsig_keys", map[string]any{"name": pos[0], "algorithm": *alg, "grants": grants}, &k); err != nil {
 			return fail(stderr, exitFailed, err)
 		}
-		var out struct {
-			Result struct {
-				pools.TSIGKey
-				Secret string `json:"secret"`
-			} `json:"result"`
-		}
-		if err := json.Unmarshal(b, &out); err != nil {
-			fmt.Fprintln(stderr, "glbctl: decoding the answer:", err)
-			return exitFailed
-		}
-		k := out.Result
 		fmt.Fprintf(stdout, "TSIG key %s created. Its secret is shown this once:\n%s\nnsupdate -y %s:%s:%s\n", k.Name, k.Secret, k.Algorithm, k.Name, k.Secret)
 		return exitOK
 	case verb == "delete" && len(pos) == 1:
