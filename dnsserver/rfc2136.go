@@ -36,7 +36,9 @@ type UpdateStore interface {
 	// TSIGKey returns a key with its secret, or pools.ErrNotFound.
 	TSIGKey(ctx context.Context, name string) (pools.TSIGKey, error)
 	Get(ctx context.Context, k pools.Kind, id string) (pools.Object, error)
-	Replace(ctx context.Context, o pools.Object, ifRevision int64) (pools.Object, error)
+	// UpdateRecords writes the records a batch removed and added, so
+	// that the store's work is the change, not the zone.
+	UpdateRecords(ctx context.Context, zoneID string, ifRevision int64, c pools.RecordChange) (*pools.Zone, error)
 }
 
 const (
@@ -519,16 +521,19 @@ func (zs *zoneState) add(name string, rr dns.RR) bool {
 	return true
 }
 
-// records returns the static records after the updates: those kept as
-// they were stored, then those added.
-func (zs *zoneState) records() []pools.Record {
-	out := make([]pools.Record, 0, len(zs.recs))
-	for _, r := range zs.recs {
-		if !r.gone {
-			out = append(out, r.rec)
+// change returns what the updates did to the stored records: those of
+// the base (the first based) gone, and those added and kept.
+func (zs *zoneState) change(based int) pools.RecordChange {
+	var c pools.RecordChange
+	for i, r := range zs.recs {
+		switch {
+		case i < based && r.gone:
+			c.Removed = append(c.Removed, r.rec)
+		case i >= based && !r.gone:
+			c.Added = append(c.Added, r.rec)
 		}
 	}
-	return out
+	return c
 }
 
 // kept returns the records after the updates, for the next batch to start

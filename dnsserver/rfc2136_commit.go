@@ -218,15 +218,16 @@ func (s *Server) commitOnce(ctx context.Context, zc *committer, zoneID string, b
 	if len(applied) == 0 {
 		return false // nothing changed: no write, no serial (§3.4.2.7)
 	}
-	pz := *base.pz
-	pz.Records = zs.records()
+	change := zs.change(len(base.recs))
+	if len(change.Removed) == 0 && len(change.Added) == 0 {
+		return false // added and removed again within the batch
+	}
 	key := batch[0].key.Name
 	wctx := pools.WithCaller(ctx, pools.Caller{Actor: pools.ActorTSIGPrefix + key, Method: pools.MethodDNSUpdate})
-	out, err := st.Replace(wctx, &pz, base.pz.Revision)
+	stored, err := st.UpdateRecords(wctx, zoneID, base.pz.Revision, change)
 	var ve *pools.ValidationError
 	switch {
 	case err == nil:
-		stored := out.(*pools.Zone)
 		zc.base = &zoneBase{pz: stored, recs: zs.kept()}
 		s.metrics.updateWrites.Inc()
 		s.log.Info("zone updated", "zone", stored.Name, "key", key, "updates", len(applied), "revision", stored.Revision)
@@ -247,7 +248,7 @@ func (s *Server) commitOnce(ctx context.Context, zc *committer, zoneID string, b
 		return false
 	default:
 		zc.base = nil
-		s.log.Warn("update: write zone", "zone", pz.Name, "err", err)
+		s.log.Warn("update: write zone", "zone", base.pz.Name, "err", err)
 		for _, p := range applied {
 			p.rf, p.outcome = refuse(rcodeServFail, edeOther, "the store did not answer"), "failed"
 		}

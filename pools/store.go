@@ -103,6 +103,10 @@ type Store interface {
 	Replace(ctx context.Context, o Object, ifRevision int64) (Object, error)
 	// Delete removes an object; *ConflictError when another refers to it.
 	Delete(ctx context.Context, k Kind, id string, ifRevision int64) error
+	// UpdateRecords changes some of a zone's static records (see
+	// UpdateRecordsIn) and returns the zone after it; ifRevision > 0 must
+	// be the zone's revision (else ErrStale).
+	UpdateRecords(ctx context.Context, zoneID string, ifRevision int64, c RecordChange) (*Zone, error)
 
 	// Config reads the whole configuration in one consistent snapshot;
 	// a kind without objects is an empty list, not nil (NewConfig).

@@ -81,33 +81,39 @@ func (z *Zone) Validate(refs References) error {
 	if z.SOA.Expire == 0 {
 		e.add("soa.expire", "must be positive")
 	}
-	zone := CanonicalName(z.Name)
 	for i, r := range z.Records {
-		p := fmt.Sprintf("records[%d]", i)
-		if msg := checkHostname(r.Name, false); msg != "" {
-			e.add(p+".name", "%s", msg)
-		} else if nameOK && !InZone(CanonicalName(r.Name), zone) {
-			e.add(p+".name", "%q is not inside zone %q", r.Name, z.Name)
-		}
-		if msg := checkRecordContent(r.Type, r.Content); msg != "" {
-			if _, kept := notKept[strings.ToUpper(r.Type)]; kept {
-				e.add(p+".type", "%s", msg)
-			} else if msg == errUnknownType {
-				e.add(p+".type", "unknown record type %q (a mnemonic of the IANA registry, or TYPEnnn)", r.Type)
-			} else {
-				e.add(p+".content", "%s", msg)
-			}
-		}
-		if strings.EqualFold(r.Type, "CNAME") && CanonicalName(r.Name) == zone {
-			e.add(p+".name", "a CNAME cannot be at the zone apex")
-		}
-		checkOwner(&e, p+".owner", r.Owner)
+		z.checkRecord(&e, fmt.Sprintf("records[%d]", i), r, nameOK)
 	}
 	if nameOK {
 		z.checkCuts(refs, &e)
 	}
 	z.Transfer.check(z, &e)
 	return e.err()
+}
+
+// checkRecord checks one record of z on its own (p is its path in
+// errors): what the zone-wide rules (zone cuts) need is checked apart.
+// nameOK says z's name is valid, so that inside-the-zone means something.
+func (z *Zone) checkRecord(e *errs, p string, r Record, nameOK bool) {
+	zone := CanonicalName(z.Name)
+	if msg := checkHostname(r.Name, false); msg != "" {
+		e.add(p+".name", "%s", msg)
+	} else if nameOK && !InZone(CanonicalName(r.Name), zone) {
+		e.add(p+".name", "%q is not inside zone %q", r.Name, z.Name)
+	}
+	if msg := checkRecordContent(r.Type, r.Content); msg != "" {
+		if _, kept := notKept[strings.ToUpper(r.Type)]; kept {
+			e.add(p+".type", "%s", msg)
+		} else if msg == errUnknownType {
+			e.add(p+".type", "unknown record type %q (a mnemonic of the IANA registry, or TYPEnnn)", r.Type)
+		} else {
+			e.add(p+".content", "%s", msg)
+		}
+	}
+	if strings.EqualFold(r.Type, "CNAME") && CanonicalName(r.Name) == zone {
+		e.add(p+".name", "a CNAME cannot be at the zone apex")
+	}
+	checkOwner(e, p+".owner", r.Owner)
 }
 
 const errUnknownType = "unknown type"

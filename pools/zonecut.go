@@ -57,20 +57,7 @@ type cutRefs interface {
 func (z *Zone) checkCuts(refs References, e *errs) {
 	cuts := z.Cuts()
 	for i, r := range z.Records {
-		p := fmt.Sprintf("records[%d]", i)
-		name := CanonicalName(r.Name)
-		typ := strings.ToUpper(r.Type)
-		c, below := CutAt(name, cuts)
-		switch {
-		case typ == "DS" && (!below || c != name):
-			e.add(p+".type", "a DS record belongs at a zone cut (a name below the apex with NS records); %q is none", r.Name)
-		case !below || typ == "A" || typ == "AAAA":
-		case c == name && (typ == "NS" || typ == "DS"):
-		case c == name:
-			e.add(p+".type", "%s at the zone cut %q: only NS, DS and A/AAAA glue may be there (the subtree is delegated)", typ, c)
-		default:
-			e.add(p+".name", "%q is below the zone cut %q: only A/AAAA glue may be there (the subtree is delegated)", r.Name, c)
-		}
+		checkAtCut(e, fmt.Sprintf("records[%d]", i), r, cuts)
 	}
 	cr, ok := refs.(cutRefs)
 	if !ok || z.ID == "" || len(cuts) == 0 {
@@ -85,6 +72,25 @@ func (z *Zone) checkCuts(refs References, e *errs) {
 				}
 			}
 		}
+	}
+}
+
+// checkAtCut checks one record (p its path in errors) against the zone's
+// cuts: below a cut only glue, at one only NS, DS and glue, and a DS only
+// at a cut.
+func checkAtCut(e *errs, p string, r Record, cuts []string) {
+	name := CanonicalName(r.Name)
+	typ := strings.ToUpper(r.Type)
+	c, below := CutAt(name, cuts)
+	switch {
+	case typ == "DS" && (!below || c != name):
+		e.add(p+".type", "a DS record belongs at a zone cut (a name below the apex with NS records); %q is none", r.Name)
+	case !below || typ == "A" || typ == "AAAA":
+	case c == name && (typ == "NS" || typ == "DS"):
+	case c == name:
+		e.add(p+".type", "%s at the zone cut %q: only NS, DS and A/AAAA glue may be there (the subtree is delegated)", typ, c)
+	default:
+		e.add(p+".name", "%q is below the zone cut %q: only A/AAAA glue may be there (the subtree is delegated)", r.Name, c)
 	}
 }
 

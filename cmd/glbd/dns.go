@@ -38,8 +38,15 @@ type dnsService struct {
 	last *dnsserver.Snapshot
 }
 
+// dnsStore is what the DNS server's writes need of the store: UPDATEs and
+// the serial a transfer advances.
+type dnsStore interface {
+	dnsserver.UpdateStore
+	transfer.Store
+}
+
 // updates takes the RFC 2136 UPDATEs (the store; nil: NOTIMP).
-func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog.Logger, reg prometheus.Registerer, updates dnsserver.UpdateStore) (*dnsService, error) {
+func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog.Logger, reg prometheus.Registerer, updates dnsStore) (*dnsService, error) {
 	d := &dnsService{geo: geo, log: log}
 	if updates != nil {
 		d.xfr = transfer.New(transfer.Config{Keys: updates, Store: updates, Logger: log})

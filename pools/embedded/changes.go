@@ -102,7 +102,7 @@ func (s *Store) Changes(ctx context.Context, since int64) (*pools.ChangeSet, err
 		for _, r := range order {
 			oc := pools.ObjectChange{Kind: r.k, ID: r.id, Revision: last[r]}
 			if v := tx.Bucket(objectBucket(r.k)).Get([]byte(r.id)); v != nil {
-				o, err := decode(r.k, v)
+				o, err := decode(tx, r.k, v)
 				if err != nil {
 					return err
 				}

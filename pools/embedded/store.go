@@ -51,6 +51,9 @@ func Open(path string) (*Store, error) {
 		if err := initRefs(tx); err != nil {
 			return err
 		}
+		if err := moveRecords(tx); err != nil {
+			return err
+		}
 		return initChanges(tx)
 	})
 	if err != nil {
@@ -134,10 +137,17 @@ func knownKind(k pools.Kind) error {
 	return nil
 }
 
-func decode(k pools.Kind, v []byte) (pools.Object, error) {
+// decode reads an object of kind k stored as v in tx: a zone with its
+// record rows (records.go).
+func decode(tx *bbolt.Tx, k pools.Kind, v []byte) (pools.Object, error) {
 	o := pools.New(k)
 	if err := json.Unmarshal(v, o); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", k.Singular(), err)
+	}
+	if z, ok := o.(*pools.Zone); ok {
+		if err := attachRecords(tx, z); err != nil {
+			return nil, err
+		}
 	}
 	return o, nil
 }
@@ -185,7 +195,7 @@ func (s *Store) List(ctx context.Context, k pools.Kind, p pools.Page) (pools.Lis
 			if i < offset || i >= offset+limit {
 				continue
 			}
-			o, err := decode(k, objs.Get(key[8:]))
+			o, err := decode(tx, k, objs.Get(key[8:]))
 			if err != nil {
 				return err
 			}
@@ -201,6 +211,18 @@ func (s *Store) Create(ctx context.Context, o pools.Object) (pools.Object, error
 	return s.writeObject(ctx, o.Kind(), func(t *pools.Recorder) (pools.Object, int64, error) {
 		return pools.CreateIn(t, o, s.now())
 	})
+}
+
+// UpdateRecords changes some of a zone's static records; see
+// pools.UpdateRecordsIn for the rules.
+func (s *Store) UpdateRecords(ctx context.Context, zoneID string, ifRevision int64, c pools.RecordChange) (*pools.Zone, error) {
+	out, err := s.writeObject(ctx, pools.KindZone, func(t *pools.Recorder) (pools.Object, int64, error) {
+		return pools.UpdateRecordsIn(t, zoneID, ifRevision, c, s.now())
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out.(*pools.Zone), nil
 }
 
 // Replace overwrites an object; see pools.ReplaceIn for the rules.
@@ -274,7 +296,7 @@ func each(tx *bbolt.Tx, k pools.Kind, fn func(pools.Object)) error {
 	objs := tx.Bucket(objectBucket(k))
 	c := tx.Bucket(orderBucket(k)).Cursor()
 	for key, _ := c.First(); key != nil; key, _ = c.Next() {
-		o, err := decode(k, objs.Get(key[8:]))
+		o, err := decode(tx, k, objs.Get(key[8:]))
 		if err != nil {
 			return err
 		}

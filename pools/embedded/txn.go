@@ -30,7 +30,7 @@ func (t txn) Get(k pools.Kind, id string) (pools.Object, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%s %q: %w", k.Singular(), id, pools.ErrNotFound)
 	}
-	return decode(k, v)
+	return decode(t.tx, k, v)
 }
 
 func (t txn) Exists(k pools.Kind, id string) (bool, error) {
@@ -58,12 +58,19 @@ func orderKey(m *pools.Meta) []byte {
 
 func (t txn) Put(o, old pools.Object) error {
 	k, m := o.Kind(), o.ObjectMeta()
-	b, err := json.Marshal(o)
-	if err != nil {
-		return err
-	}
-	if err := t.tx.Bucket(objectBucket(k)).Put([]byte(m.ID), b); err != nil {
-		return err
+	if z, ok := o.(*pools.Zone); ok {
+		oz, _ := old.(*pools.Zone)
+		if err := putZone(t.tx, z, oz); err != nil {
+			return err
+		}
+	} else {
+		b, err := json.Marshal(o)
+		if err != nil {
+			return err
+		}
+		if err := t.tx.Bucket(objectBucket(k)).Put([]byte(m.ID), b); err != nil {
+			return err
+		}
 	}
 	if old != nil {
 		if err := indexRefs(t.tx, old, false); err != nil {
@@ -104,6 +111,11 @@ func (t txn) Remove(old pools.Object) error {
 	k, m := old.Kind(), old.ObjectMeta()
 	if err := t.tx.Bucket(objectBucket(k)).Delete([]byte(m.ID)); err != nil {
 		return err
+	}
+	if k == pools.KindZone {
+		if err := dropRecords(t.tx, m.ID); err != nil {
+			return err
+		}
 	}
 	if err := indexRefs(t.tx, old, false); err != nil {
 		return err

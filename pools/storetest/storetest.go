@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"ZoneKeys", testZoneKeys},
 		{"ZoneKeysConcurrent", testZoneKeysConcurrent},
 		{"ZoneCuts", testZoneCuts},
+		{"UpdateRecords", testUpdateRecords},
 		{"ChangeFeed", testChanges},
 		{"CookieSecret", testCookieSecret},
 		{"Shifts", testShifts},
