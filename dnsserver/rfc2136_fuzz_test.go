@@ -91,7 +91,7 @@ func FuzzUpdate(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := compileZone(o.(*pools.Zone)); err != nil {
+		if _, err := compileZone(o.(*pools.Zone), nil); err != nil {
 			t.Fatalf("an update stored a zone that does not compile: %v\nquery %x", err, raw)
 		}
 	})

@@ -17,9 +17,10 @@ const (
 	typeCDNSKEY = 60
 )
 
-// compileSignedZone compiles a zone and, when it signs, its keys.
-func compileSignedZone(pz *pools.Zone, keys []pools.ZoneKey) (*zone, error) {
-	z, err := compileZone(pz)
+// compileSignedZone compiles a zone and, when it signs, its keys; prev
+// (nil: none) is the zone it replaces (compileZone).
+func compileSignedZone(pz *pools.Zone, keys []pools.ZoneKey, prev *zone) (*zone, error) {
+	z, err := compileZone(pz, prev)
 	if err != nil {
 		return nil, err
 	}

@@ -58,7 +58,7 @@ func TestServiceRecordTypes(t *testing.T) {
 		if !c.ok {
 			continue
 		}
-		cz, err := compileZone(&z)
+		cz, err := compileZone(&z, nil)
 		if err != nil {
 			t.Errorf("%s %q: accepted but does not compile: %v", c.typ, c.content, err)
 			continue

@@ -139,7 +139,7 @@ func Update(prev *Snapshot, st *steering.Snapshot, loc steering.Locator) (*Snaps
 			byID[cz.ID] = s.zones[string(apex)]
 			continue
 		}
-		z, err := compileSignedZone(cz, cfg.DNSSECKeys)
+		z, err := compileSignedZone(cz, cfg.DNSSECKeys, prev.zones[string(apex)])
 		if err != nil {
 			return nil, fmt.Errorf("zone %s (%s): %w", cz.ID, cz.Name, err)
 		}

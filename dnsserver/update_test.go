@@ -174,3 +174,93 @@ func updateAndCompile(t testing.TB, st *steering.Snapshot, prev *Snapshot, next 
 	}
 	return ust, got, want
 }
+
+// TestUpdateRecompilesOnlyChangedRecords: after a change to some of a
+// zone's static records (content at a name kept, a TTL, a record added,
+// one removed, a CNAME's target, the zone's TTL), Update builds every
+// name's records and CNAME target byte for byte as Compile does, and
+// takes the compiled records it can from the zone it replaces.
+func TestUpdateRecompilesOnlyChangedRecords(t *testing.T) {
+	cfg := testConfig()
+	cfg.Zones = slices.Clone(cfg.Zones)
+	z := &cfg.Zones[0]
+	z.Records = append(slices.Clone(z.Records),
+		pools.Record{Name: "keep.glb.example.com", Type: "TXT", Content: `"kept"`},
+		pools.Record{Name: "txt.glb.example.com", Type: "TXT", Content: `"one"`},
+		pools.Record{Name: "ttl.glb.example.com", Type: "A", Content: "192.0.2.9"},
+		pools.Record{Name: "gone.glb.example.com", Type: "A", Content: "192.0.2.10"},
+		pools.Record{Name: "alias.glb.example.com", Type: "CNAME", Content: "a.example.net"})
+	st, prev := compileBoth(t, cfg)
+	apex, _ := wireName(z.Name)
+	tailOf := func(s *Snapshot, name string, typ uint16) []byte {
+		w, _ := wireName(name)
+		if n := s.zones[string(apex)].nodes[string(w)]; n != nil {
+			if set := n.rrset(typ); set != nil && len(set.rrs) == 1 {
+				return set.rrs[0]
+			}
+		}
+		return nil
+	}
+	steps := []struct {
+		name   string
+		change func(z *pools.Zone)
+		// kept is a record whose compiled form must be shared.
+		kept string
+	}{
+		{"content at a name", func(z *pools.Zone) { setContent(z, "txt.glb.example.com", `"two"`) }, "keep.glb.example.com"},
+		{"a record's ttl", func(z *pools.Zone) { setTTL(z, "ttl.glb.example.com", 42) }, "keep.glb.example.com"},
+		{"added and removed", func(z *pools.Zone) {
+			z.Records = slices.DeleteFunc(z.Records, func(r pools.Record) bool { return r.Name == "gone.glb.example.com" })
+			z.Records = append(z.Records, pools.Record{Name: "added.glb.example.com", Type: "A", Content: "192.0.2.11"})
+		}, "keep.glb.example.com"},
+		{"a cname's target", func(z *pools.Zone) { setContent(z, "alias.glb.example.com", "b.example.net") }, "keep.glb.example.com"},
+		{"the zone's ttl", func(z *pools.Zone) { z.TTL += 10 }, ""},
+	}
+	for _, step := range steps {
+		next := *cfg
+		next.Revision++
+		next.Zones = slices.Clone(next.Zones)
+		nz := &next.Zones[0]
+		nz.Records = slices.Clone(nz.Records)
+		step.change(nz)
+		nz.Revision++
+		nz.Serial++
+		ust, got, want := updateAndCompile(t, st, prev, &next)
+		sameSnapshot(t, step.name, got, want)
+		gz, wz := got.zones[string(apex)], want.zones[string(apex)]
+		for name, wn := range wz.nodes {
+			gn := gz.nodes[name]
+			if !bytes.Equal(gn.target, wn.target) {
+				t.Errorf("%s: %s has CNAME target %q, a full compile %q", step.name, wireString([]byte(name)), gn.target, wn.target)
+			}
+			for i := range wn.rrsets {
+				if gn.rrsets[i].typ != wn.rrsets[i].typ || !slices.EqualFunc(gn.rrsets[i].rrs, wn.rrsets[i].rrs, bytes.Equal) {
+					t.Errorf("%s: %s type %d differs from a full compile", step.name, wireString([]byte(name)), wn.rrsets[i].typ)
+				}
+			}
+		}
+		if step.kept != "" {
+			a, b := tailOf(got, step.kept, 16), tailOf(prev, step.kept, 16)
+			if a == nil || b == nil || &a[0] != &b[0] {
+				t.Errorf("%s: the unchanged %s was compiled again", step.name, step.kept)
+			}
+		}
+		cfg, st, prev = &next, ust, got
+	}
+}
+
+func setContent(z *pools.Zone, name, content string) {
+	for i := range z.Records {
+		if z.Records[i].Name == name {
+			z.Records[i].Content = content
+		}
+	}
+}
+
+func setTTL(z *pools.Zone, name string, ttl uint32) {
+	for i := range z.Records {
+		if z.Records[i].Name == name {
+			z.Records[i].TTL = ttl
+		}
+	}
+}
