@@ -2,8 +2,10 @@ package dnsserver
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -220,21 +222,35 @@ type upRec struct {
 }
 
 // parseRecords returns the static records of pz as an UPDATE works on
-// them.
-func parseRecords(pz *pools.Zone) []upRec {
+// them. Every record must be there: one left out would be invisible to
+// prerequisites and deletions. A record in the generic form of RFC 3597
+// is taken as its bytes, as the compile serves it: the library's parser
+// refuses generic data that is not what the type's own form would make.
+func parseRecords(pz *pools.Zone) ([]upRec, error) {
 	recs := make([]upRec, 0, len(pz.Records))
-	for _, r := range pz.Records {
+	for i, r := range pz.Records {
 		ttl := r.TTL
 		if ttl == 0 {
 			ttl = pz.TTL
 		}
-		rr, err := dns.NewRR(dns.Fqdn(pools.CanonicalName(r.Name)) + " " + fmt.Sprint(ttl) + " IN " + strings.ToUpper(r.Type) + " " + r.Content)
-		if err != nil || rr == nil {
-			continue // the store validated it; the compile would have refused it
+		owner := dns.Fqdn(pools.CanonicalName(r.Name))
+		if rd, msg, generic := pools.GenericRData(r.Content); generic && msg == "" {
+			if code, ok := pools.RRTypeCode(r.Type); ok {
+				hdr := dns.RR_Header{Name: owner, Rrtype: code, Class: dns.ClassINET, Ttl: ttl}
+				recs = append(recs, upRec{rr: &dns.RFC3597{Hdr: hdr, Rdata: hex.EncodeToString(rd)}, rec: r})
+				continue
+			}
+		}
+		rr, err := dns.NewRR(owner + " " + strconv.FormatUint(uint64(ttl), 10) + " IN " + strings.ToUpper(r.Type) + " " + r.Content)
+		if err == nil && rr == nil {
+			err = fmt.Errorf("empty record")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("record %d (%s %s %q): %w", i, r.Name, r.Type, r.Content, err)
 		}
 		recs = append(recs, upRec{rr: rr, rec: r})
 	}
-	return recs
+	return recs, nil
 }
 
 // newZoneState is the state of pz, whose parsed records are recs (the

@@ -198,7 +198,13 @@ func (s *Server) commitOnce(ctx context.Context, zc *committer, zoneID string, b
 			return false
 		}
 		pz := o.(*pools.Zone)
-		zc.base = &zoneBase{pz: pz, recs: parseRecords(pz)}
+		recs, err := parseRecords(pz)
+		if err != nil {
+			s.log.Error("update: the zone holds a record an UPDATE cannot read; refused", "zone", zoneID, "err", err)
+			setAll(refuse(rcodeServFail, edeOther, "the zone holds a record this server cannot read: %v", err))
+			return false
+		}
+		zc.base = &zoneBase{pz: pz, recs: recs}
 	}
 	base := zc.base
 	zs := newZoneState(base.pz, base.recs, z)
