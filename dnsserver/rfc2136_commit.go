@@ -28,16 +28,26 @@ import (
 // maxBatch bounds the updates of one write.
 const maxBatch = 256
 
-// committers holds the committer of each zone that has had an UPDATE.
+// committerIdle is how long a zone's committer is kept, with its parsed
+// copy of the zone, after its last batch: long enough that a client's
+// next update finds it, short enough that zones updated once (a
+// certificate a quarter) do not each keep a copy for good.
+const committerIdle = time.Minute
+
+// committers holds the committer of each zone that has had an UPDATE in
+// the last committerIdle.
 type committers struct {
-	mu sync.Mutex
-	m  map[string]*committer
+	mu        sync.Mutex
+	m         map[string]*committer
+	lastSweep time.Time
 }
 
 type committer struct {
 	mu      sync.Mutex
 	pending []*pendingUpdate
 	running bool
+	// idleSince is when the committer last ran out of updates.
+	idleSince time.Time
 
 	// Only the running committer reads and writes these.
 	apex []byte // the zone's apex (wire, lower case)
@@ -65,27 +75,53 @@ type pendingUpdate struct {
 // submit queues req for z's committer and waits for its outcome.
 func (c *committers) submit(s *Server, z *zone, req *dns.Msg, key *pools.TSIGKey) *refusal {
 	p := &pendingUpdate{req: req, key: key, deadline: time.Now().Add(updateWait), done: make(chan struct{})}
+	now := time.Now()
 	c.mu.Lock()
 	if c.m == nil {
 		c.m = map[string]*committer{}
+	}
+	if now.Sub(c.lastSweep) >= committerIdle {
+		c.sweep(now)
 	}
 	zc := c.m[z.id]
 	if zc == nil {
 		zc = &committer{apex: z.apex}
 		c.m[z.id] = zc
 	}
-	c.mu.Unlock()
-
+	// Queued under c.mu, so that a sweep never drops a committer an
+	// update is about to join.
 	zc.mu.Lock()
 	zc.pending = append(zc.pending, p)
 	start := !zc.running
 	zc.running = true
 	zc.mu.Unlock()
+	c.mu.Unlock()
 	if start {
 		go s.runCommitter(zc, z.id)
 	}
 	<-p.done // the committer answers every update it takes, in bounded time
 	return p.rf
+}
+
+// sweep drops the committers idle for committerIdle at now; c.mu is
+// held.
+func (c *committers) sweep(now time.Time) {
+	c.lastSweep = now
+	for id, zc := range c.m {
+		zc.mu.Lock()
+		idle := !zc.running && len(zc.pending) == 0 && now.Sub(zc.idleSince) >= committerIdle
+		zc.mu.Unlock()
+		if idle {
+			delete(c.m, id)
+		}
+	}
+}
+
+// len is the number of committers kept.
+func (c *committers) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
 }
 
 // runCommitter commits batches until the queue is empty.
@@ -94,7 +130,7 @@ func (s *Server) runCommitter(zc *committer, zoneID string) {
 		zc.mu.Lock()
 		batch := nextBatch(&zc.pending)
 		if len(batch) == 0 {
-			zc.running = false
+			zc.running, zc.idleSince = false, time.Now()
 			zc.mu.Unlock()
 			return
 		}

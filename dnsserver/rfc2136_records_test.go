@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 
@@ -110,5 +111,44 @@ func TestUpdateSeesGenericRecords(t *testing.T) {
 	}
 	if recs := h.records(z.ID); !slices.Contains(recs, wallet) || len(recs) != 3 {
 		t.Fatalf("a refused deletion left %v", recs)
+	}
+}
+
+// TestIdleCommitterRemoved: a zone's committer outlives its last batch by
+// committerIdle, not for good, and a zone updated again gets a new one.
+func TestIdleCommitterRemoved(t *testing.T) {
+	z := pools.DefaultZone()
+	z.ID, z.Name, z.Nameservers = "z1", "glb.example.com", []string{"ns1.glb.example.com"}
+	h := newUpdateHarness(t, z)
+	add := func(name string) {
+		t.Helper()
+		rr, _ := dns.NewRR(name + ` 60 IN TXT "x"`)
+		if rc := h.send(z.Name, func(m *dns.Msg) { m.Insert([]dns.RR{rr}) }); rc != dns.RcodeSuccess {
+			t.Fatalf("add %s: %s", name, dns.RcodeToString[rc])
+		}
+	}
+	add("a.glb.example.com")
+	sweep := func(after time.Duration) int {
+		c := &h.s.commits
+		c.mu.Lock()
+		c.sweep(time.Now().Add(after))
+		c.mu.Unlock()
+		return c.len()
+	}
+	// The committer has answered; its goroutine may still be on its way
+	// out, so the sweep waits for it to be idle.
+	deadline := time.Now().Add(10 * time.Second)
+	for sweep(committerIdle/2) != 1 || sweep(committerIdle+time.Second) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d committers kept past their idle time", h.s.commits.len())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	add("b.glb.example.com")
+	if n := h.s.commits.len(); n != 1 {
+		t.Fatalf("%d committers after another update, want 1", n)
+	}
+	if recs := h.records(z.ID); len(recs) != 2 {
+		t.Fatalf("zone holds %v", recs)
 	}
 }
