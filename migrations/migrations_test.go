@@ -3,9 +3,12 @@ package migrations_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -117,5 +120,62 @@ func TestConstraints(t *testing.T) {
 				t.Errorf("%s: got %v, want SQLSTATE %s", tc.sql, err, tc.code)
 			}
 		})
+	}
+}
+
+// TestZoneRecordsMoved: migration 021 moves every zone's records out of
+// its document into zone_records rows, all of them in their order, with
+// their TTL and owner, and leaves a zone without records (null or none)
+// without rows; the document keeps everything else.
+func TestZoneRecordsMoved(t *testing.T) {
+	t.Parallel()
+	conn := connect(t, pgtest.EmptyURL(t))
+	ctx := t.Context()
+	if err := migrations.Up(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	// The state before 021: records inside the documents, no rows.
+	if _, err := conn.Exec(ctx, "drop table zone_records"); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	zones := map[string]string{
+		"two":  `{"id": "two", "name": "two.example", "ttl": 300, "records": [{"name": "b.two.example", "type": "TXT", "content": "\"1\"", "ttl": 60}, {"name": "a.two.example", "type": "A", "content": "192.0.2.1", "owner": "ext"}]}`,
+		"null": `{"id": "null", "name": "null.example", "ttl": 300, "records": null}`,
+		"none": `{"id": "none", "name": "none.example", "ttl": 300}`,
+	}
+	for id, doc := range zones {
+		if _, err := conn.Exec(ctx, "insert into zones (id, name, ttl, serial, revision, created_on, modified_on, doc) values ($1, $2, 300, 1, 1, $3, $3, $4::jsonb)",
+			id, id+".example", now, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sql, err := fs.ReadFile(migrations.FS, "021_zone_records.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, string(sql)); err != nil {
+		t.Fatalf("021: %v", err)
+	}
+	rows, err := conn.Query(ctx, "select zone_id, name, type, content, ttl, owner from zone_records order by zone_id, seq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		var id, name, typ, content, owner string
+		var ttl int64
+		err := r.Scan(&id, &name, &typ, &content, &ttl, &owner)
+		return fmt.Sprintf("%s %s %s %s %d %q", id, name, typ, content, ttl, owner), err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`two b.two.example TXT "1" 60 ""`, `two a.two.example A 192.0.2.1 0 "ext"`}
+	if !slices.Equal(got, want) {
+		t.Fatalf("rows %q, want %q", got, want)
+	}
+	var left int
+	if err := conn.QueryRow(ctx, "select count(*) from zones where doc ? 'records' or doc->>'name' is null").Scan(&left); err != nil || left != 0 {
+		t.Fatalf("%d documents still hold records or lost their name (%v)", left, err)
 	}
 }

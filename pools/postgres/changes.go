@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -60,6 +62,11 @@ func (s *Store) Changes(ctx context.Context, since int64) (*pools.ChangeSet, err
 			})
 			if err != nil {
 				return err
+			}
+			if k == pools.KindZone {
+				if err := attachObjects(ctx, tx, slices.Collect(maps.Values(docs[k]))); err != nil {
+					return err
+				}
 			}
 		}
 		for i := range cs.Changes {

@@ -245,11 +245,16 @@ func eachOf(ctx context.Context, tx pgx.Tx, k pools.Kind, fn func(pools.Object),
 	if err != nil {
 		return err
 	}
-	for _, d := range docs {
-		o, err := decode(k, d)
-		if err != nil {
+	objs := make([]pools.Object, len(docs))
+	for i, d := range docs {
+		if objs[i], err = decode(k, d); err != nil {
 			return err
 		}
+	}
+	if err := attachObjects(ctx, tx, objs); err != nil {
+		return err
+	}
+	for _, o := range objs {
 		fn(o)
 	}
 	return nil

@@ -46,7 +46,16 @@ func (t *txn) Get(k pools.Kind, id string) (pools.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decode(k, doc)
+	o, err := decode(k, doc)
+	if err != nil {
+		return nil, err
+	}
+	if z, ok := o.(*pools.Zone); ok {
+		if err := attachRecords(t.ctx, t.tx, map[string]*pools.Zone{z.ID: z}); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
 }
 
 func (t *txn) Exists(k pools.Kind, id string) (bool, error) {
@@ -164,7 +173,7 @@ func nullable(s string) *string {
 	return &s
 }
 
-func (t *txn) Put(o, _ pools.Object) error {
+func (t *txn) Put(o, old pools.Object) error {
 	doc, err := json.Marshal(o)
 	if err != nil {
 		return err
@@ -172,10 +181,8 @@ func (t *txn) Put(o, _ pools.Object) error {
 	m := o.ObjectMeta()
 	switch v := o.(type) {
 	case *pools.Zone:
-		return t.upsert("zones", m, doc,
-			column{"name", "text", v.Name},
-			column{"ttl", "int8", int64(v.TTL)},
-			column{"serial", "int8", int64(v.Serial)})
+		oz, _ := old.(*pools.Zone)
+		return t.putZone(v, oz)
 	case *pools.Monitor:
 		return t.upsert("monitors", m, doc,
 			column{"type", "text", string(v.Type)},
