@@ -96,7 +96,7 @@ func (s *Server) update(b *builder, msg []byte) []byte {
 	}
 	now := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), updateTimeout)
-	tc, err := checkTSIG(ctx, s.cfg.Updates, req, msg, now)
+	tc, err := checkTSIG(ctx, s.tsigKeys(), req, msg, now)
 	cancel()
 	var rf *refusal
 	switch {

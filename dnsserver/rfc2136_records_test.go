@@ -2,9 +2,11 @@ package dnsserver
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -150,5 +152,52 @@ func TestIdleCommitterRemoved(t *testing.T) {
 	}
 	if recs := h.records(z.ID); len(recs) != 2 {
 		t.Fatalf("zone holds %v", recs)
+	}
+}
+
+// countingKeys is a store that counts its TSIG key look-ups.
+type countingKeys struct {
+	pools.Store
+	n atomic.Int64
+}
+
+func (c *countingKeys) TSIGKey(ctx context.Context, name string) (pools.TSIGKey, error) {
+	c.n.Add(1)
+	return c.Store.TSIGKey(ctx, name)
+}
+
+// TestTSIGKeyOncePerRevision: signed messages find their key in the store
+// once per published revision, not once each; a key deleted is refused
+// (BADKEY) once a snapshot of the revision that deleted it is published.
+func TestTSIGKeyOncePerRevision(t *testing.T) {
+	z := pools.DefaultZone()
+	z.ID, z.Name, z.Nameservers = "z1", "glb.example.com", []string{"ns1.glb.example.com"}
+	h := newUpdateHarness(t, z)
+	counted := &countingKeys{Store: h.st}
+	h.s.cfg.Updates = counted
+	for i := range 5 {
+		rr, _ := dns.NewRR(fmt.Sprintf(`t%d.glb.example.com 60 IN TXT "x"`, i))
+		if rc := h.send(z.Name, func(m *dns.Msg) { m.Insert([]dns.RR{rr}) }); rc != dns.RcodeSuccess {
+			t.Fatalf("update %d: %s", i, dns.RcodeToString[rc])
+		}
+	}
+	if n := counted.n.Load(); n != 1 {
+		t.Fatalf("%d key look-ups for 5 signed updates at one revision, want 1", n)
+	}
+	ctx := context.Background()
+	if err := h.st.DeleteTSIGKey(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := h.st.Config(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.s.Publish(compileTest(t, cfg))
+	rr, _ := dns.NewRR(`late.glb.example.com 60 IN TXT "x"`)
+	if rc := h.send(z.Name, func(m *dns.Msg) { m.Insert([]dns.RR{rr}) }); rc != dns.RcodeNotAuth {
+		t.Fatalf("an update signed with a deleted key: %s, want NOTAUTH (BADKEY)", dns.RcodeToString[rc])
+	}
+	if n := counted.n.Load(); n != 2 {
+		t.Fatalf("%d key look-ups after a new revision, want 2", n)
 	}
 }

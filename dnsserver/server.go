@@ -101,6 +101,8 @@ type Server struct {
 	// (rfc2136_commit.go).
 	replays replayCache
 	commits committers
+	// keys caches TSIG keys per snapshot revision (tsig_keys.go).
+	keys atomic.Pointer[keyCache]
 	// handOffs counts the messages answered on goroutines of their own
 	// (handoff.go).
 	handOffs chan struct{}

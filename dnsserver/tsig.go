@@ -42,7 +42,7 @@ func (c *tsigCheck) signed() bool { return c.rr != nil && c.err == 0 }
 // is good, so that an unsigned forgery learns nothing of our clock).
 // A store that does not answer is an error: SERVFAIL, nothing decided;
 // keys nil knows no key (BADKEY).
-func checkTSIG(ctx context.Context, keys UpdateStore, req *dns.Msg, raw []byte, now time.Time) (tsigCheck, error) {
+func checkTSIG(ctx context.Context, keys keyLookup, req *dns.Msg, raw []byte, now time.Time) (tsigCheck, error) {
 	t := req.IsTsig()
 	if t == nil {
 		return tsigCheck{}, nil

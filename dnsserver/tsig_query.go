@@ -40,7 +40,7 @@ func (s *Server) signedQuery(b *builder, msg []byte, src netip.Addr, tcp bool) [
 	}
 	now := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), updateTimeout)
-	tc, err := checkTSIG(ctx, s.cfg.Updates, req, msg, now)
+	tc, err := checkTSIG(ctx, s.tsigKeys(), req, msg, now)
 	cancel()
 	if err != nil {
 		s.log.Warn("signed query: TSIG key lookup", "err", err)
