@@ -98,4 +98,3 @@ func (s *Server) keysCached() int {
 	defer c.mu.Unlock()
 	return len(c.m)
 }
-
