@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.etcd.io/bbolt"
 
@@ -101,25 +102,13 @@ func putZone(tx *bbolt.Tx, z, old *pools.Zone) error {
 	if err := tx.Bucket(objectBucket(pools.KindZone)).Put([]byte(z.ID), doc); err != nil {
 		return err
 	}
-	if old != nil && equalRecords(z.Records, old.Records) {
+	if old != nil && slices.Equal(z.Records, old.Records) {
 		return nil
 	}
 	if err := dropRecords(tx, z.ID); err != nil {
 		return err
 	}
 	return addRecords(tx, z.ID, z.Records)
-}
-
-func equalRecords(a, b []pools.Record) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // addRecords appends rows for recs to zone id's.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -85,7 +86,7 @@ func (t *txn) putZone(z, old *pools.Zone) error {
 	if err := t.upsertZone(z, doc); err != nil {
 		return err
 	}
-	if old != nil && equalRecords(z.Records, old.Records) {
+	if old != nil && slices.Equal(z.Records, old.Records) {
 		return nil
 	}
 	if _, err := t.tx.Exec(t.ctx, "delete from zone_records where zone_id = $1::text", z.ID); err != nil {
@@ -99,18 +100,6 @@ func (t *txn) upsertZone(z *pools.Zone, doc []byte) error {
 		column{"name", "text", z.Name},
 		column{"ttl", "int8", int64(z.TTL)},
 		column{"serial", "int8", int64(z.Serial)})
-}
-
-func equalRecords(a, b []pools.Record) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // addRecords appends recs to zone id's rows after seq last.
