@@ -64,6 +64,10 @@ func newProber(t *target, cs *clients) prober {
 		return newTLSProber(t, cs.source())
 	case pools.MonitorSMTP:
 		return newSMTPProber(t, cs.source())
+	case pools.MonitorGRPC:
+		return newGRPCProber(t, cs.source())
+	case pools.MonitorICMP:
+		return newICMPProber(t, cs.source())
 	}
 	return failingProber("unsupported monitor type " + strconv.Quote(string(t.typ)))
 }

@@ -44,6 +44,11 @@ type params struct {
 	serverName              string
 	minDays                 int
 	starttls                bool
+
+	// grpc and icmp monitors.
+	service        string
+	tls            bool
+	count, maxLoss int
 }
 
 // newSpec resolves a monitor's defaults; unit is one second outside tests.
@@ -73,6 +78,10 @@ func newSpec(m *pools.Monitor, unit time.Duration) *spec {
 		serverName:    m.ServerName,
 		minDays:       m.MinDaysValid,
 		starttls:      m.StartTLS,
+		service:       m.Service,
+		tls:           m.TLS,
+		count:         m.Count,
+		maxLoss:       m.MaxLoss,
 	}}
 	if s.typ == "" {
 		s.typ = pools.MonitorHTTP

@@ -92,10 +92,29 @@ func (m *Monitor) validateKind(e *errs) {
 			}
 		}
 		inRange(e, "min_days_valid", m.MinDaysValid, 0, 3650)
-	case MonitorSMTP:
+	case MonitorSMTP, MonitorGRPC:
 		if m.ServerName != "" {
 			if msg := checkHostname(m.ServerName, false); msg != "" {
 				e.add("server_name", "%s", msg)
+			}
+		}
+		if m.Type == MonitorGRPC {
+			if m.Port == 0 {
+				e.add("port", "required for grpc monitors")
+			}
+			if len(m.Service) > 255 || strings.ContainsFunc(m.Service, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+				e.add("service", "must be at most 255 characters, without control characters")
+			}
+		}
+	case MonitorICMP:
+		inRange(e, "count", m.Count, 0, 20)
+		inRange(e, "max_loss", m.MaxLoss, 0, 99)
+	case MonitorFeed:
+		e.add("type", "must be one of %s", joinTypes()) // until feeds land
+		inRange(e, "ttl", m.TTL, 0, MaxFeedTTL)
+		for field, l := range map[string]string{"pool_label": m.PoolLabel, "origin_label": m.OriginLabel} {
+			if l != "" && !labelName(l) {
+				e.add(field, "must be a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)")
 			}
 		}
 	default:
@@ -118,4 +137,14 @@ func names[V any](m map[string]V) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, ", ")
+}
+
+// labelName reports whether s is a Prometheus label name.
+func labelName(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -28,6 +28,10 @@ func TestMonitorTypeFields(t *testing.T) {
 		{"tls bad fields", `{"type": "tls", "server_name": "-bad-.example..com", "min_days_valid": -1}`, []string{"min_days_valid", "server_name"}},
 		{"smtp", `{"type": "smtp", "starttls": true, "server_name": "mx.example.com"}`, nil},
 		{"smtp bad server_name", `{"type": "smtp", "server_name": "mx..example.com"}`, []string{"server_name"}},
+		{"grpc", `{"type": "grpc", "port": 50051, "service": "pkg.Echo", "tls": true, "server_name": "api.example.com"}`, nil},
+		{"grpc bad fields", `{"type": "grpc", "service": "a\u0001b", "server_name": "a..b"}`, []string{"port", "server_name", "service"}},
+		{"icmp", `{"type": "icmp", "count": 5, "max_loss": 20}`, nil},
+		{"icmp bad fields", `{"type": "icmp", "count": 21, "max_loss": 100}`, []string{"count", "max_loss"}},
 		{"unknown type", `{"type": "ftp"}`, []string{"type"}},
 	}
 	for _, c := range cases {

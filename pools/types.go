@@ -84,10 +84,21 @@ const (
 	// MonitorSMTP wants a 220 banner and a 250 to EHLO (and, with
 	// starttls, a handshake after STARTTLS); a 4xx or 5xx is down.
 	MonitorSMTP MonitorType = "smtp"
+	// MonitorGRPC asks grpc.health.v1.Health/Check for service and wants
+	// SERVING, in the clear or over TLS.
+	MonitorGRPC MonitorType = "grpc"
+	// MonitorICMP sends count echo requests and wants at most max_loss
+	// percent of them unanswered.
+	MonitorICMP MonitorType = "icmp"
+	// MonitorFeed is not probed: its word comes from outside, through the
+	// feed API (an Alertmanager webhook or a generic PUT), and lasts its
+	// ttl.
+	MonitorFeed MonitorType = "feed"
 )
 
 // MonitorTypes lists the monitor types in the order docs and errors name them.
-var MonitorTypes = []MonitorType{MonitorHTTP, MonitorHTTPS, MonitorTCP, MonitorUDP, MonitorDNS, MonitorTLS, MonitorSMTP}
+var MonitorTypes = []MonitorType{MonitorHTTP, MonitorHTTPS, MonitorTCP, MonitorUDP, MonitorDNS, MonitorTLS, MonitorSMTP,
+	MonitorGRPC, MonitorICMP}
 
 // PayloadEncoding says how a udp monitor's send and expect are written.
 const (
@@ -150,7 +161,37 @@ type Monitor struct {
 	// StartTLS (smtp): after EHLO, upgrade with STARTTLS, verifying the
 	// certificate for server_name unless allow_insecure.
 	StartTLS bool `json:"starttls,omitempty"`
+
+	// Service (grpc) is the name asked of grpc.health.v1.Health/Check;
+	// empty asks for the server's overall health. TLS (grpc) speaks TLS,
+	// verifying the certificate for server_name unless allow_insecure.
+	Service string `json:"service,omitempty"`
+	TLS     bool   `json:"tls,omitempty"`
+
+	// Count (icmp) echo requests are sent each attempt (default 3); the
+	// origin is down when more than MaxLoss percent go unanswered
+	// (default 0: every one must come back).
+	Count   int `json:"count,omitempty"`
+	MaxLoss int `json:"max_loss,omitempty"`
+
+	// TTL (feed), in seconds, is how long a feed's word lasts when it
+	// does not give its own (an Alertmanager webhook never does);
+	// default 300. PoolLabel and OriginLabel name the alert labels that
+	// say which origin an alert is about: default glb_pool (the pool's
+	// id or name) and glb_origin.
+	TTL         int    `json:"ttl,omitempty"`
+	PoolLabel   string `json:"pool_label,omitempty"`
+	OriginLabel string `json:"origin_label,omitempty"`
 }
+
+// Feed defaults (MonitorFeed).
+const (
+	DefaultFeedTTL     = 300
+	MaxFeedTTL         = 7 * 24 * 3600
+	DefaultPoolLabel   = "glb_pool"
+	DefaultOriginLabel = "glb_origin"
+	DefaultICMPCount   = 3
+)
 
 // OriginSteeringPolicy chooses among a pool's eligible origins.
 type OriginSteeringPolicy string

@@ -178,6 +178,15 @@ func monitorTarget(m *pools.Monitor) (target, expect string) {
 			return "STARTTLS " + m.ServerName, "220, EHLO"
 		}
 		return "", "220, EHLO"
+	case pools.MonitorGRPC:
+		if m.TLS {
+			return "Health/Check " + strconv.Quote(m.Service) + " over TLS " + m.ServerName, "SERVING"
+		}
+		return "Health/Check " + strconv.Quote(m.Service), "SERVING"
+	case pools.MonitorICMP:
+		return itoa(cmp.Or(m.Count, pools.DefaultICMPCount)) + " echo requests", "loss <= " + itoa(m.MaxLoss) + "%"
+	case pools.MonitorFeed:
+		return "fed in", "ttl " + itoa(cmp.Or(m.TTL, pools.DefaultFeedTTL)) + " s"
 	}
 	return m.Method + " " + m.Path, m.ExpectedCodes
 }

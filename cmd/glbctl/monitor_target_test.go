@@ -21,6 +21,10 @@ func TestMonitorTarget(t *testing.T) {
 			"x.example TXT over tcp", "NXDOMAIN v"},
 		{pools.Monitor{Type: pools.MonitorSMTP, StartTLS: true, ServerName: "mx.example.com"}, "STARTTLS mx.example.com", "220, EHLO"},
 		{pools.Monitor{Type: pools.MonitorTLS, ServerName: "www.example.com", MinDaysValid: 14}, "www.example.com", "valid 14+ days"},
+		{pools.Monitor{Type: pools.MonitorGRPC, Service: "shop.Cart"}, `Health/Check "shop.Cart"`, "SERVING"},
+		{pools.Monitor{Type: pools.MonitorGRPC, TLS: true, ServerName: "cart.example.com"}, `Health/Check "" over TLS cart.example.com`, "SERVING"},
+		{pools.Monitor{Type: pools.MonitorICMP, MaxLoss: 20}, "3 echo requests", "loss <= 20%"},
+		{pools.Monitor{Type: pools.MonitorFeed, TTL: 60}, "fed in", "ttl 60 s"},
 	}
 	for _, c := range cases {
 		if target, expect := monitorTarget(&c.m); target != c.target || expect != c.expect {

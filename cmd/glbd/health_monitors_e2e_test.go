@@ -25,6 +25,10 @@ import (
 	"time"
 
 	"github.com/glb-dns/glb/internal/testnode"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
 // knotOrigin is a real DNS server (Knot) on one loopback address, serving
@@ -425,4 +429,108 @@ func TestHealthSMTPMonitor(t *testing.T) {
 	healthOutAndBack(t, g, map[string]any{"type": "smtp", "port": port}, ips,
 		func() { banners[1].Store(&busy) }, func() { banners[1].Store(&ready) },
 		"SMTP 421 at banner: 4.3.2 mx.origin.test too busy")
+}
+
+// grpcOrigins serves the standard gRPC health service with grpc-go on one
+// port of each of ips (over TLS with cert when not nil) and returns the
+// port and each origin's health server.
+func grpcOrigins(t *testing.T, cert *tls.Certificate, ips ...string) (int, []*health.Server) {
+	t.Helper()
+	var (
+		port int
+		hss  []*health.Server
+	)
+	for _, ln := range testnode.SharedPort(t, ips...) {
+		var opts []grpc.ServerOption
+		if cert != nil {
+			opts = append(opts, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{*cert}})))
+		}
+		srv := grpc.NewServer(opts...)
+		hs := health.NewServer()
+		hs.SetServingStatus("shop.Cart", healthpb.HealthCheckResponse_SERVING)
+		healthpb.RegisterHealthServer(srv, hs)
+		go func() { _ = srv.Serve(ln) }()
+		t.Cleanup(srv.Stop)
+		hss = append(hss, hs)
+		_, p, _ := net.SplitHostPort(ln.Addr().String())
+		port, _ = strconv.Atoi(p)
+	}
+	return port, hss
+}
+
+// TestHealthGRPCMonitor: grpc-go health servers; origin b's service turns
+// NOT_SERVING and leaves the answer, SERVING again and comes back.
+func TestHealthGRPCMonitor(t *testing.T) {
+	t.Parallel()
+	ips := []string{"127.0.9.11", "127.0.9.12", "127.0.9.13"}
+	port, hss := grpcOrigins(t, nil, ips...)
+	g := startGlbd(t, "")
+	healthOutAndBack(t, g, map[string]any{"type": "grpc", "port": port, "service": "shop.Cart"}, ips,
+		func() { hss[1].SetServingStatus("shop.Cart", healthpb.HealthCheckResponse_NOT_SERVING) },
+		func() { hss[1].SetServingStatus("shop.Cart", healthpb.HealthCheckResponse_SERVING) },
+		"gRPC health: NOT_SERVING")
+}
+
+// TestHealthGRPCMonitorTLS: the same over TLS, the certificates signed by
+// a CA made in the test and glbd's only root.
+func TestHealthGRPCMonitorTLS(t *testing.T) {
+	// Not parallel: SSL_CERT_FILE is the process environment glbd
+	// inherits.
+	ca := newCertAuthority(t)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SSL_CERT_FILE", caFile)
+	t.Setenv("SSL_CERT_DIR", t.TempDir())
+	ips := []string{"127.0.9.21", "127.0.9.22", "127.0.9.23"}
+	port, hss := grpcOrigins(t, ca.leaf(t, "cart.origin.test", 90), ips...)
+	g := startGlbd(t, "")
+	healthOutAndBack(t, g, map[string]any{"type": "grpc", "port": port, "service": "shop.Cart", "tls": true,
+		"server_name": "cart.origin.test"}, ips,
+		func() { hss[1].SetServingStatus("shop.Cart", healthpb.HealthCheckResponse_NOT_SERVING) },
+		func() { hss[1].SetServingStatus("shop.Cart", healthpb.HealthCheckResponse_SERVING) },
+		"gRPC health: NOT_SERVING")
+}
+
+// TestHealthICMPMonitor: three namespace hosts behind a veth answer
+// glbd's echo requests; an nftables drop in the host makes b stop
+// answering and leave the answer, its removal brings b back. Needs root
+// (a network namespace and a veth link).
+func TestHealthICMPMonitor(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: makes a network namespace and a veth link (run as root in CI)")
+	}
+	t.Parallel()
+	ns := fmt.Sprintf("glbe2e-icmp-%d", os.Getpid())
+	link := fmt.Sprintf("gi%d", os.Getpid()%100000)
+	sh := func(stdin string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Stdin = strings.NewReader(stdin)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	sh("", "ip", "netns", "add", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	sh("", "ip", "link", "add", link, "type", "veth", "peer", "name", "vh", "netns", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", link).Run() })
+	sh("", "ip", "addr", "add", "198.18.243.1/29", "dev", link)
+	sh("", "ip", "link", "set", link, "up")
+	ips := []string{"198.18.243.2", "198.18.243.3", "198.18.243.4"}
+	for _, ip := range ips {
+		sh("", "ip", "-n", ns, "addr", "add", ip+"/29", "dev", "vh")
+	}
+	sh("", "ip", "-n", ns, "link", "set", "vh", "up")
+	sh("", "ip", "-n", ns, "link", "set", "lo", "up")
+
+	g := startGlbd(t, "")
+	healthOutAndBack(t, g, map[string]any{"type": "icmp", "count": 3}, ips,
+		func() {
+			sh("table inet glbe2e { chain in { type filter hook input priority 0; ip daddr 198.18.243.3 icmp type echo-request drop; }; }\n",
+				"ip", "netns", "exec", ns, "nft", "-f", "-")
+		},
+		func() { sh("", "ip", "netns", "exec", ns, "nft", "delete", "table", "inet", "glbe2e") },
+		"no echo reply in 1s (3 sent)")
 }

@@ -107,6 +107,9 @@ const monitorTarget = (m) => {
     case 'dns': return `${m.query_name} ${m.query_type} over ${m.protocol || 'udp'} expects ${m.expected_rcode || 'NOERROR'}${m.expected_answer ? ' ' + m.expected_answer : ''}`;
     case 'smtp': return `port ${m.port || 25}${m.starttls ? ' STARTTLS' : ''} expects 220 and EHLO`;
     case 'tls': return `${m.server_name || 'address'}:${m.port || 443} valid ${m.min_days_valid || 0}+ days`;
+    case 'grpc': return `Health/Check ${JSON.stringify(m.service || '')} on port ${m.port}${m.tls ? ' over TLS' : ''} expects SERVING`;
+    case 'icmp': return `${m.count || 3} echo requests, loss <= ${m.max_loss || 0}%`;
+    case 'feed': return `fed in, each word lasting ${m.ttl || 300} s`;
     default: return `${m.method} ${m.path} expects ${m.expected_codes}`;
   }
 };
@@ -244,10 +247,10 @@ export const KINDS = {
     summary: (m) => `${m.type} ${monitorTarget(m)} every ${m.interval} s`,
     fields: [
       text('description', 'Description'),
-      choice('type', 'Type', [['http', 'http'], ['https', 'https'], ['tcp', 'tcp'], ['udp', 'udp'], ['dns', 'dns'], ['tls', 'tls'], ['smtp', 'smtp']]),
+      choice('type', 'Type', [['http', 'http'], ['https', 'https'], ['tcp', 'tcp'], ['udp', 'udp'], ['dns', 'dns'], ['tls', 'tls'], ['smtp', 'smtp'], ['grpc', 'grpc'], ['icmp', 'icmp']]),
       text('method', 'Method', 'http and https'),
       text('path', 'Path', 'http and https, e.g. /healthz'),
-      number('port', 'Port', '0 = the type\'s default (80, 443, dns 53); tcp and udp need one'),
+      number('port', 'Port', '0 = the type\'s default (80, 443, dns 53, smtp 25); tcp, udp and grpc need one'),
       text('expected_codes', 'Expected codes', 'e.g. 200 or 2xx'),
       text('expected_body', 'Expected body', 'a substring; empty = any'),
       number('interval', 'Interval (s)'),
@@ -266,6 +269,13 @@ export const KINDS = {
       text('expected_answer', 'Expected answer', 'dns: a substring of one answer record, e.g. 192.0.2.1; empty = any'),
       text('server_name', 'Server name (SNI)', 'tls and smtp STARTTLS: the name the certificate must carry; empty = the origin\'s address'),
       check('starttls', 'STARTTLS', 'smtp: upgrade to TLS after EHLO', false),
+      text('service', 'gRPC service', 'grpc: the name asked of grpc.health.v1.Health/Check; empty = the whole server'),
+      check('tls', 'gRPC over TLS', 'grpc: verified for the server name unless an invalid certificate is allowed', false),
+      number('count', 'Echo requests', 'icmp: per check; 0 = 3'),
+      number('max_loss', 'Maximum loss (%)', 'icmp: down when more go unanswered'),
+      number('ttl', 'Feed word lasts (s)', 'feed: when the feed gives no ttl of its own (Alertmanager); 0 = 300'),
+      text('pool_label', 'Pool label', 'feed: the alert label naming the pool; empty = glb_pool'),
+      text('origin_label', 'Origin label', 'feed: the alert label naming the origin; empty = glb_origin'),
       number('min_days_valid', 'Minimum days valid', 'tls: down when the certificate expires within this many days'),
       number('consecutive_up', 'Successes in a row to be up', '0 or 1: one success is enough'),
       number('consecutive_down', 'Failures in a row to be down', '0 or 1: one failure is enough'),
