@@ -147,6 +147,18 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
+// phoneShot saves the page as a phone shows it (390×844), as shot does,
+// and goes back to the desktop's width.
+func phoneShot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	if os.Getenv("GLB_CONSOLE_SCREENSHOTS") == "" {
+		return
+	}
+	drive(t, ctx, "phone width", chromedp.EmulateViewport(390, 844))
+	shot(t, ctx, "phone-"+name)
+	drive(t, ctx, "desktop width", chromedp.EmulateViewport(1280, 800))
+}
+
 func closeBrowser() {
 	if browser.cancel != nil {
 		browser.cancel()

@@ -27,6 +27,16 @@ func TestConsoleNodes(t *testing.T) {
 	if !strings.Contains(text, "WEU") || !strings.Contains(text, g.dns) {
 		t.Fatalf("the row shows %q, want the region and %s", text, g.dns)
 	}
+	// At a desktop's width the drain controls are on screen, not behind
+	// the table's sideways scroll.
+	var hidden bool
+	drive(t, ctx, "desktop width", chromedp.EmulateViewport(1280, 800),
+		chromedp.Evaluate(`(() => { const w = document.getElementById("n-table").closest(".table-wrap"); return w.scrollWidth > w.clientWidth; })()`, &hidden))
+	if hidden {
+		t.Errorf("at 1280 px the nodes table scrolls sideways: its drain controls are off screen")
+	}
+	shot(t, ctx, "nodes")
+	phoneShot(t, ctx, "nodes")
 	var said string
 	drive(t, ctx, "drain without a reason", chromedp.Click(`#n-edge-7-drain`),
 		waitFor(`document.getElementById("n-edge-7-status").textContent !== ""`, 5*time.Second), chromedp.Text(`#n-edge-7-status`, &said))

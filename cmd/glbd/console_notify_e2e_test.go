@@ -57,6 +57,7 @@ func TestConsoleNotifications(t *testing.T) {
 		waitFor(`document.querySelector('#n-secret-value') !== null`, 5*time.Second),
 		chromedp.Text(`#n-secret-value`, &secret))
 	shot(t, ctx, "notifications")
+	phoneShot(t, ctx, "notifications")
 	// The form starts again; the secret has a copy button.
 	var left, copied string
 	drive(t, ctx, "after adding", chromedp.Value(`#n-name`, &left), chromedp.Click(`#n-copy-secret`),

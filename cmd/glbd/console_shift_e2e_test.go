@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,10 @@ func TestConsoleShifts(t *testing.T) {
 	shiftWorld(t, g)
 	g.must("POST", "/api/v1/load_balancers", map[string]any{"id": "solo", "zone": "example", "name": "solo.glb.example.com",
 		"default_pools": []string{"fb"}, "fallback_pool": "fb"})
+	// A pool whose id is not its name, and a load balancer the form names.
+	g.must("POST", "/api/v1/pools", map[string]any{"id": "p-4e1b", "name": "web-eu", "origins": []map[string]any{{"name": "w1", "address": "192.0.2.50"}}})
+	g.must("POST", "/api/v1/load_balancers", map[string]any{"id": "duo", "zone": "example", "name": "duo.glb.example.com",
+		"default_pools": []string{"p-4e1b", "fb"}, "fallback_pool": "fb"})
 	ui := g.api + "/ui/"
 	ctx := browserTab(t)
 	start := func(what, target, reason, duration string) chromedp.Action {
@@ -52,6 +57,22 @@ func TestConsoleShifts(t *testing.T) {
 	if len(list.Result) != 1 || list.Result[0]["reason"] != "network trouble" {
 		t.Errorf("ended shifts: %v", list.Result)
 	}
+
+	// Names are taken where ids are: the pool by its name, the load
+	// balancer by its DNS name; the list shows the names back.
+	drive(t, ctx, "by name", chromedp.WaitVisible(`#s-form`), chromedp.SetValue(`#s-lbs`, "duo.glb.example.com"),
+		start("pool", "web-eu", "by name", "2h"),
+		waitFor(`document.querySelector('#s-table tr[data-shift]') !== null`, 5*time.Second),
+		chromedp.Text(`#shifts`, &text))
+	g.call("GET", "/api/v1/shifts?status=active", nil, &list)
+	if len(list.Result) != 1 || list.Result[0]["target"].(map[string]any)["pool"] != "p-4e1b" ||
+		fmt.Sprint(list.Result[0]["load_balancers"]) != "[duo]" {
+		t.Errorf("a shift started by names: %v", list.Result)
+	}
+	if !strings.Contains(text, "pool web-eu (p-4e1b)") || !strings.Contains(text, "duo.glb.example.com") {
+		t.Errorf("shifts card after a shift by names:\n%s", text)
+	}
+	drive(t, ctx, "end it", chromedp.Click(`#s-table .end-shift`), waitFor(`document.querySelector('#s-table') === null`, 5*time.Second))
 
 	var status, errText string
 	drive(t, ctx, "refused", chromedp.WaitVisible(`#s-form`), start("pool", "fb", "oops", "1h"),

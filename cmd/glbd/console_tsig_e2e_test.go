@@ -67,6 +67,7 @@ func TestConsoleTSIGKeys(t *testing.T) {
 		chromedp.Click(`#k-copy-secret`), waitFor(`document.getElementById("k-copy-secret-status").textContent !== ""`, 5*time.Second),
 		chromedp.Evaluate(`navigator.clipboard.readText()`, &copied, func(p *cdpruntime.EvaluateParams) *cdpruntime.EvaluateParams { return p.WithAwaitPromise(true) }))
 	shot(t, ctx, "tsig")
+	phoneShot(t, ctx, "tsig")
 	if len(secret) < 40 || copied != secret {
 		t.Errorf("secret %q shown, %q copied", secret, copied)
 	}

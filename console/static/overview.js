@@ -173,7 +173,7 @@ export async function overview() {
   // form; an empty node leads with the guide to its first load balancer,
   // so that on a phone it is what the newcomer sees first.
   const nodes = [el('h2', { text: 'Load balancers', tabindex: '-1', class: 'page-title' }), ...global,
-    ...(cards.length ? [] : [await firstSteps()]), ...cards.map((c) => c.node), shiftsCard(shifts, () => redraw())];
+    ...(cards.length ? [] : [await firstSteps()]), ...cards.map((c) => c.node), shiftsCard(shifts, () => redraw(), ps, lbs)];
   const notice = takeFlash();
   if (notice) nodes.splice(1, 0, el('p', { class: 'notice', id: 'flash', role: 'status', text: notice }));
   return { nodes, key: JSON.stringify([lbs, ps, safety, shifts.map((sh) => [sh.id, sh.status, sh.revision]), [...hs].map(([id, h]) => [id, h.healthy, h.origins.map((o) => [o.name, o.address, o.healthy, o.reason, o.state])]), [...maps]]),
