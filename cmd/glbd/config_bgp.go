@@ -91,13 +91,7 @@ func bgpFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after func(
 		perr = append(perr, err)
 	}
 	fs.IntVar(&b.ListenPort, "bgp-listen-port", port, "the port BGP sessions are accepted on; 0 = none, the node connects to its peers (env "+envName("bgp-listen-port")+")")
-	dur := func(p *time.Duration, name string, def time.Duration, usage string) {
-		v, err := envValue(env, name, def, time.ParseDuration, "not a duration such as 30s")
-		if err != nil {
-			perr = append(perr, err)
-		}
-		fs.DurationVar(p, name, v, usage+" (env "+envName(name)+")")
-	}
+	dur := durationFlag(fs, env, &perr)
 	dur(&b.HoldTime, "bgp-hold-time", 90*time.Second, "the BGP hold time offered to the peers")
 	dur(&b.MaxStale, "max-stale", 0, "withdraw the anycast routes while the snapshot served is older than this; 0 = never (static stability)")
 	return func() error {

@@ -24,13 +24,7 @@ type FleetConfig struct {
 // after parsing.
 func fleetFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after func() error) {
 	var perr []error
-	dur := func(p *time.Duration, name string, def time.Duration, usage string) {
-		v, err := envValue(env, name, def, time.ParseDuration, "not a duration such as 30s")
-		if err != nil {
-			perr = append(perr, err)
-		}
-		fs.DurationVar(p, name, v, usage+" (env "+envName(name)+")")
-	}
+	dur := durationFlag(fs, env, &perr)
 	f := &c.Fleet
 	dur(&f.NodeGoneAfter, "node-gone-after", pools.NodeGoneAfter, "how long a node may go without a report before GET /nodes calls it gone")
 	dur(&f.DrainGrace, "drain-grace", 10*time.Second, "how long a draining node keeps answering after withdrawing its routes, before it reports drained")

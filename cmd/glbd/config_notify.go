@@ -28,13 +28,7 @@ type NotifyConfig struct {
 // them after parsing.
 func notifyFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after func() error) {
 	var perr []error
-	dur := func(p *time.Duration, name string, def time.Duration, usage string) {
-		v, err := envValue(env, name, def, time.ParseDuration, "not a duration such as 30s")
-		if err != nil {
-			perr = append(perr, err)
-		}
-		fs.DurationVar(p, name, v, usage+" (env "+envName(name)+")")
-	}
+	dur := durationFlag(fs, env, &perr)
 	n := &c.Notify
 	dur(&n.RetryBase, "notify-retry-base", 5*time.Second, "wait after a first failed notification delivery; doubles with each failure")
 	dur(&n.RetryMax, "notify-retry-max", 10*time.Minute, "longest wait between two delivery attempts")

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/tls"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -41,6 +42,19 @@ func envValue[T any](env func(string) string, name string, def T, parse func(str
 		return def, fmt.Errorf("%s %q: %s", envName(name), e, want)
 	}
 	return v, nil
+}
+
+// durationFlag declares duration flags whose defaults come from their
+// GLB_* variables (envValue); a variable that does not parse is added to
+// errs, for the check after parsing to report.
+func durationFlag(fs *flag.FlagSet, env func(string) string, errs *[]error) func(p *time.Duration, name string, def time.Duration, usage string) {
+	return func(p *time.Duration, name string, def time.Duration, usage string) {
+		v, err := envValue(env, name, def, time.ParseDuration, "not a duration such as 30s")
+		if err != nil {
+			*errs = append(*errs, err)
+		}
+		fs.DurationVar(p, name, v, usage+" (env "+envName(name)+")")
+	}
 }
 
 // parseRetention reads a Go duration or a number of days ("90d").
