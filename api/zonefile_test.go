@@ -191,6 +191,20 @@ func TestZoneImportErrorsNameLines(t *testing.T) {
 		{"$INCLUDE", "$ORIGIN glb.example.com.\nok IN A 192.0.2.1\n$INCLUDE other.zone\n", map[string]string{"line 3": "$INCLUDE"}},
 		{"broken record", "$ORIGIN glb.example.com.\nok IN A 192.0.2.1\n\nbad IN A 192.0.2.300\n", map[string]string{"line 4": "A"}},
 		{"broken record across lines", "$ORIGIN glb.example.com.\nbad IN MX ( 10\n  mail. extra )\n", map[string]string{"line 3": ""}},
+		{"every syntax error, reading on after each", strings.Join([]string{
+			"$ORIGIN glb.example.com.",
+			"ok      IN A     192.0.2.1",
+			"bad1    IN A     192.0.2.300",
+			"        IN TXT   \"bad1's, passed over with it\"",
+			"fine    IN A     192.0.2.2",
+			"bad2    IN MX    ( 10",
+			"        mail. extra )",
+			"$ORIGIN sub.glb.example.com.",
+			"bad3    IN AAAA  not-an-address",
+			"outside.example.org. IN A 192.0.2.5",
+			"www     IN A     192.0.2.3", // www.sub: no load balancer there, if the $ORIGIN holds
+			"",
+		}, "\n"), map[string]string{"line 3": "A", "line 7": "", "line 9": "AAAA", "line 10": "not inside"}},
 		{"no record", "; nothing\n", map[string]string{"line 1": "no record"}},
 	}
 	for _, c := range cases {

@@ -57,10 +57,18 @@ type lineReader struct {
 	lines int
 	text  []string // every line read so far, to find where a record starts
 	cur   []byte
+	// back is a line read ahead by skipEntry, given to the parser first.
+	back []byte
 }
 
 func (l *lineReader) ReadByte() (byte, error) {
-	b, err := l.r.ReadByte()
+	var b byte
+	var err error
+	if len(l.back) > 0 {
+		b, l.back = l.back[0], l.back[1:]
+	} else {
+		b, err = l.r.ReadByte()
+	}
 	if err == nil {
 		if b == '\n' {
 			l.lines++
@@ -84,6 +92,67 @@ func (l *lineReader) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// skipEntry passes over the rest of a record the parser gave up on: the
+// rest of its line and the lines after it that continue it (led by a
+// blank: an owner left out, or a parenthesis's continuation), so that a
+// new parser can go on at the next line naming an owner or a directive.
+// It reports whether there is one.
+func (l *lineReader) skipEntry() bool {
+	for len(l.cur) > 0 {
+		if b, err := l.ReadByte(); err != nil || b == '\n' {
+			break
+		}
+	}
+	for {
+		var line []byte
+		var err error
+		for {
+			var b byte
+			if b, err = l.r.ReadByte(); err != nil {
+				break
+			}
+			line = append(line, b)
+			if b == '\n' {
+				break
+			}
+		}
+		if len(line) == 0 {
+			return false
+		}
+		if c := line[0]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			l.back = line
+			return true
+		}
+		for _, b := range line {
+			if b == '\n' {
+				l.lines++
+				l.text = append(l.text, string(l.cur))
+				l.cur = l.cur[:0]
+			} else {
+				l.cur = append(l.cur, b)
+			}
+		}
+		if err != nil {
+			return false
+		}
+	}
+}
+
+// originInForce is the origin at line: the last $ORIGIN before it
+// (relative to the one before that), else zone.
+func originInForce(lr *lineReader, line int, zone string) string {
+	for n := line - 1; n >= 1; n-- {
+		s, _, _ := strings.Cut(strings.TrimSpace(lineText(lr, n)), ";")
+		if f := strings.Fields(s); len(f) == 2 && strings.EqualFold(f[0], "$ORIGIN") {
+			if dns.IsFqdn(f[1]) {
+				return f[1]
+			}
+			return f[1] + "." + originInForce(lr, n, zone)
+		}
+	}
+	return dns.Fqdn(zone)
+}
+
 // startLine is the first line after done that holds a record rather than
 // a blank, a comment or a directive; end when there is none.
 func (l *lineReader) startLine(done, end int) int {
@@ -101,9 +170,11 @@ var parseErrLine = regexp.MustCompile(`^dns: (.*): "(.*)" at line: (\d+):\d+$`)
 // Parse reads a master file of the zone apex (its origin until $ORIGIN
 // says otherwise); ttl is the TTL of records that give none before any
 // $TTL. It refuses $INCLUDE. The error is a *pools.ValidationError whose
-// paths name lines ("line 12"); a syntax error ends the reading, every
-// other error is collected. The file holds the records read without
-// error even when there is one, so that Import can report the rest.
+// paths name lines ("line 12"), every error of the file up to MaxErrors:
+// after a syntax error reading goes on at the next line that names an
+// owner or is a directive (skipEntry). The file holds the records read
+// without error even when there is one, so that Import can report the
+// rest.
 func Parse(r io.Reader, apex string, ttl uint32) (*File, error) {
 	var br io.ByteReader
 	if b, ok := r.(io.ByteReader); ok {
@@ -113,9 +184,6 @@ func Parse(r io.Reader, apex string, ttl uint32) (*File, error) {
 	}
 	lr := &lineReader{r: br}
 	zone := pools.CanonicalName(apex)
-	zp := dns.NewZoneParser(lr, dns.Fqdn(zone), "")
-	zp.SetDefaultTTL(ttl)
-	zp.SetIncludeAllowed(false)
 	f := &File{Unit: "line"}
 	var errs []pools.FieldError
 	bad := func(line int, format string, a ...any) {
@@ -124,6 +192,38 @@ func Parse(r io.Reader, apex string, ttl uint32) (*File, error) {
 		}
 	}
 	done := 0
+	for base := 0; ; {
+		zp := dns.NewZoneParser(lr, originInForce(lr, base+1, zone), "")
+		zp.SetDefaultTTL(ttlInForce(lr, base+1, ttl))
+		zp.SetIncludeAllowed(false)
+		done = f.read(zp, lr, zone, ttl, done, bad)
+		err := zp.Err()
+		if err == nil {
+			break
+		}
+		bad(base+parseLine(err, lr), "%s", parseMessage(err))
+		if len(errs) >= MaxErrors {
+			break
+		}
+		if !lr.skipEntry() {
+			break // the end of the file
+		}
+		base = lr.lines
+		done = base // what was passed over holds no record's start
+	}
+	if len(errs) == 0 && f.SOA == nil && len(f.Records) == 0 && len(f.NS) == 0 {
+		errs = append(errs, pools.FieldError{Path: "line 1", Message: "the file holds no record"})
+	}
+	if len(errs) > 0 {
+		return f, &pools.ValidationError{Errors: errs}
+	}
+	return f, nil
+}
+
+// read keeps the records zp parses, each with the line it starts on
+// (done is the last line of the record before); it returns the last line
+// read.
+func (f *File) read(zp *dns.ZoneParser, lr *lineReader, zone string, ttl uint32, done int, bad func(int, string, ...any)) int {
 	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
 		end := lr.lines
 		if len(lr.cur) > 0 {
@@ -143,16 +243,7 @@ func Parse(r io.Reader, apex string, ttl uint32) (*File, error) {
 		}
 		f.add(rr, zone, line, func(msg string) { bad(line, "%s", msg) })
 	}
-	if err := zp.Err(); err != nil {
-		bad(parseLine(err, lr), "%s", parseMessage(err))
-	}
-	if len(errs) == 0 && f.SOA == nil && len(f.Records) == 0 && len(f.NS) == 0 {
-		errs = append(errs, pools.FieldError{Path: "line 1", Message: "the file holds no record"})
-	}
-	if len(errs) > 0 {
-		return f, &pools.ValidationError{Errors: errs}
-	}
-	return f, nil
+	return done
 }
 
 // generateHasTTL reports whether a $GENERATE line (range lhs [ttl]
