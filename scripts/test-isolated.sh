@@ -35,6 +35,10 @@ echo "test-isolated: make test on a fresh clone of $(git -C "$tmp/glb" rev-parse
 (cd "$tmp/glb/integration/acme" && go mod download)
 # And the ExternalDNS test's, a module of its own for the same reason.
 (cd "$tmp/glb/integration/externaldns" && go mod download)
+# And terraform-provider-glb's, with OpenTofu's (built in the namespace
+# unless the user's cache holds it already).
+(cd "$tmp/glb/terraform-provider-glb" && go mod download)
+(cd "$tmp/glb" && terraform-provider-glb/scripts/opentofu.sh --download "$(make -s -f Makefile print-opentofu-version)")
 
 unshare -n -- env -u DATABASE_URL GOPROXY=off TMPDIR="$tmp/tmp" bash -c '
 set -euo pipefail

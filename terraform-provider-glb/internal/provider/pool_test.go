@@ -1,0 +1,103 @@
+package provider
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+)
+
+// The origins are loopback addresses: the monitors really probe them.
+func poolConfig(g *glb, shed int, origins string) string {
+	return g.provider() + fmt.Sprintf(`
+resource "glb_monitor" "http" {
+  id   = "p-http"
+  port = 1
+}
+
+resource "glb_monitor" "tcp" {
+  id   = "p-tcp"
+  type = "tcp"
+  port = 1
+}
+
+resource "glb_pool" "p" {
+  name = "web-eu"
+  monitors = [
+    { monitor = glb_monitor.http.id },
+    { monitor = glb_monitor.tcp.id, must_be_healthy = true },
+  ]
+  load_shedding = { default_percent = %d }
+  origins = [%s
+  ]
+}
+`, shed, origins)
+}
+
+const twoOrigins = `
+    { name = "a", address = "127.0.0.21", weight = 0.4, zone = "zone-1" },
+    { name = "b", address = "127.0.0.22", weight = 0.6, zone = "zone-2" },`
+
+// TestAccPool: origins as nested attributes with their defaults computed,
+// a monitor group, load shedding; import by id and by name, update in
+// place, drift, a concurrent write refused, destroy.
+func TestAccPool(t *testing.T) {
+	g := startGLB(t)
+	var id string
+	pool := func() string { return "/pools/" + id }
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providers,
+		CheckDestroy:             func(s *terraform.State) error { return g.gone(pool(), "/monitors/p-http", "/monitors/p-tcp")(s) },
+		Steps: []resource.TestStep{
+			{
+				Config: poolConfig(g, 10, twoOrigins),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("glb_pool.p", "enabled", "true"),
+					resource.TestCheckResourceAttr("glb_pool.p", "minimum_origins", "1"),
+					resource.TestCheckResourceAttr("glb_pool.p", "origin_steering.policy", "random"),
+					resource.TestCheckResourceAttr("glb_pool.p", "load_shedding.default_policy", "random"),
+					resource.TestCheckResourceAttr("glb_pool.p", "origins.0.enabled", "true"),
+					resource.TestCheckResourceAttr("glb_pool.p", "origins.1.weight", "0.6"),
+					resource.TestCheckResourceAttr("glb_pool.p", "monitors.0.must_be_healthy", "false"),
+					resource.TestCheckResourceAttr("glb_pool.p", "monitors.1.must_be_healthy", "true"),
+					resource.TestCheckResourceAttr("glb_pool.p", "monitors.1.monitoring_only", "false"),
+					resource.TestCheckResourceAttrWith("glb_pool.p", "id", func(v string) error {
+						id = v
+						return g.apiIs(pool(), map[string]any{"origins.1.weight": 0.6, "load_shedding.default_percent": 10, "monitor": ""})
+					}),
+				),
+			},
+			{ResourceName: "glb_pool.p", ImportState: true, ImportStateVerify: true},
+			{ResourceName: "glb_pool.p", ImportState: true, ImportStateVerify: true, ImportStateId: "web-eu"},
+			{
+				Config: poolConfig(g, 10, twoOrigins+`
+    { name = "c", address = "127.0.0.23", weight = 0.3, enabled = false },`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("glb_pool.p", plancheck.ResourceActionUpdate),
+				}},
+				Check: func(*terraform.State) error {
+					return g.apiIs(pool(), map[string]any{"origins.2.name": "c", "origins.2.weight": 0.3, "origins.2.enabled": false})
+				},
+			},
+			{
+				PreConfig: func() { g.patch(pool(), map[string]any{"load_shedding": map[string]any{"default_percent": 50}}) },
+				Config:    poolConfig(g, 10, twoOrigins),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("glb_pool.p", plancheck.ResourceActionUpdate),
+				}},
+				Check: func(*terraform.State) error {
+					return g.apiIs(pool(), map[string]any{"load_shedding.default_percent": 10, "origins.2": nil})
+				},
+			},
+			{
+				Config: poolConfig(g, 20, twoOrigins),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					concurrentWrite{g, pool, map[string]any{"description": "edited elsewhere"}},
+				}},
+				ExpectError: staleWrite,
+			},
+		},
+	})
+}

@@ -1,0 +1,237 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/glb-dns/glb/terraform-provider-glb/internal/client"
+)
+
+// kind describes one collection of glb's API as a resource. Every
+// resource is the same code over a kind: create is POST, read GET, update
+// PUT of the whole object with If-Match, delete DELETE with If-Match.
+type kind struct {
+	// name is the resource's name after "glb_".
+	name string
+	// path is the collection's path under /api/v1.
+	path string
+	// byName is the member an import may give instead of the id (a
+	// zone's, pool's or load balancer's name); "" when only the id names
+	// one.
+	byName string
+	schema schema.Schema
+	// readOnly members are the server's (revision, timestamps, a zone's
+	// serial): never sent, and not kept from one state to the next.
+	readOnly []string
+}
+
+type genericResource struct {
+	k kind
+	c *client.Client
+}
+
+var (
+	_ resource.ResourceWithConfigure   = (*genericResource)(nil)
+	_ resource.ResourceWithImportState = (*genericResource)(nil)
+)
+
+func newResource(k kind) func() resource.Resource {
+	return func() resource.Resource { return &genericResource{k: k} }
+}
+
+func (r *genericResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + r.k.name
+}
+
+func (r *genericResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = r.k.schema
+}
+
+func (r *genericResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	if c, ok := req.ProviderData.(*client.Client); ok {
+		r.c = c
+	}
+}
+
+func (r *genericResource) objectType(ctx context.Context) tftypes.Object {
+	return r.k.schema.Type().TerraformType(ctx).(tftypes.Object)
+}
+
+// body is the JSON the API takes for plan: every member Terraform knows,
+// without the server's own.
+func (r *genericResource) body(plan tftypes.Value) (map[string]any, error) {
+	j, _, err := toJSON(plan)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := j.(map[string]any)
+	for _, ro := range r.k.readOnly {
+		delete(m, ro)
+	}
+	return m, nil
+}
+
+// state is the object the API answered as this resource's state, prior
+// being what Terraform held (see fromJSON).
+func (r *genericResource) state(ctx context.Context, obj client.Object, prior tftypes.Value) (tftypes.Value, error) {
+	return fromJSON(r.objectType(ctx), obj, prior)
+}
+
+// member reads a top-level attribute of v as a string ("" when null).
+func member(v tftypes.Value, name string) string {
+	var m map[string]tftypes.Value
+	if v.IsNull() || !v.IsKnown() || v.As(&m) != nil {
+		return ""
+	}
+	a, ok := m[name]
+	if !ok || a.IsNull() || !a.IsKnown() {
+		return ""
+	}
+	switch {
+	case a.Type().Is(tftypes.String):
+		var s string
+		_ = a.As(&s)
+		return s
+	case a.Type().Is(tftypes.Number):
+		j, _, _ := toJSON(a)
+		return fmt.Sprint(j)
+	}
+	return ""
+}
+
+// ifMatch is the ETag of the revision state was read at: a write with it
+// is refused (412) when someone wrote the object since, so that an apply
+// fails rather than overwrites a change it did not plan with.
+func ifMatch(state tftypes.Value) string {
+	if rev := member(state, "revision"); rev != "" {
+		return `"` + rev + `"`
+	}
+	return ""
+}
+
+func (r *genericResource) item(id string) string { return r.k.path + "/" + url.PathEscape(id) }
+
+func (r *genericResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	body, err := r.body(req.Plan.Raw)
+	if err != nil {
+		resp.Diagnostics.AddError("glb_"+r.k.name, err.Error())
+		return
+	}
+	var obj client.Object
+	if _, err := r.c.Do(ctx, http.MethodPost, r.k.path, body, "", &obj); err != nil {
+		resp.Diagnostics.AddError("Creating glb_"+r.k.name, err.Error())
+		return
+	}
+	st, err := r.state(ctx, obj, req.Plan.Raw)
+	if err != nil {
+		resp.Diagnostics.AddError("Reading the created glb_"+r.k.name, err.Error())
+		return
+	}
+	resp.State.Raw = st
+}
+
+func (r *genericResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	id := member(req.State.Raw, "id")
+	obj, _, err := r.c.Get(ctx, r.item(id))
+	if client.IsNotFound(err) {
+		// Deleted outside Terraform: the next plan creates it again.
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Reading glb_"+r.k.name+" "+id, err.Error())
+		return
+	}
+	st, err := r.state(ctx, obj, req.State.Raw)
+	if err != nil {
+		resp.Diagnostics.AddError("Reading glb_"+r.k.name+" "+id, err.Error())
+		return
+	}
+	resp.State.Raw = st
+}
+
+func (r *genericResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	id := member(req.State.Raw, "id")
+	body, err := r.body(req.Plan.Raw)
+	if err != nil {
+		resp.Diagnostics.AddError("glb_"+r.k.name, err.Error())
+		return
+	}
+	body["id"] = id
+	var obj client.Object
+	if _, err := r.c.Do(ctx, http.MethodPut, r.item(id), body, ifMatch(req.State.Raw), &obj); err != nil {
+		resp.Diagnostics.AddError("Updating glb_"+r.k.name+" "+id, err.Error())
+		return
+	}
+	st, err := r.state(ctx, obj, req.Plan.Raw)
+	if err != nil {
+		resp.Diagnostics.AddError("Reading the updated glb_"+r.k.name+" "+id, err.Error())
+		return
+	}
+	resp.State.Raw = st
+}
+
+func (r *genericResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	id := member(req.State.Raw, "id")
+	_, err := r.c.Do(ctx, http.MethodDelete, r.item(id), nil, ifMatch(req.State.Raw), nil)
+	if err != nil && !client.IsNotFound(err) {
+		resp.Diagnostics.AddError("Deleting glb_"+r.k.name+" "+id, err.Error())
+	}
+}
+
+// ImportState takes an id or, for a kind with names, a name: glb's ids
+// are random unless chosen, and an operator knows the names.
+func (r *genericResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	id, err := r.resolve(ctx, req.ID)
+	if err != nil {
+		resp.Diagnostics.AddError("Importing glb_"+r.k.name+" "+req.ID, err.Error())
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
+}
+
+// resolve finds the id of the object that ref names: its id, else the
+// one object whose name is ref.
+func (r *genericResource) resolve(ctx context.Context, ref string) (string, error) {
+	_, _, err := r.c.Get(ctx, r.item(ref))
+	if err == nil {
+		return ref, nil
+	}
+	if !client.IsNotFound(err) || r.k.byName == "" {
+		return "", err
+	}
+	all, err := r.c.List(ctx, r.k.path)
+	if err != nil {
+		return "", err
+	}
+	var ids []string
+	for _, o := range all {
+		if n, _ := o[r.k.byName].(string); sameName(n, ref) {
+			id, _ := o["id"].(string)
+			ids = append(ids, id)
+		}
+	}
+	switch len(ids) {
+	case 1:
+		return ids[0], nil
+	case 0:
+		return "", fmt.Errorf("no %s has the id or the %s %q", r.k.name, r.k.byName, ref)
+	}
+	sort.Strings(ids)
+	return "", fmt.Errorf("%d %ss have the %s %q (ids %s): import by id", len(ids), r.k.name, r.k.byName, ref, strings.Join(ids, ", "))
+}
+
+// sameName compares names as DNS does: letter case and a final dot do
+// not matter (a pool's free name compares the same way, harmlessly).
+func sameName(a, b string) bool {
+	return strings.EqualFold(strings.TrimSuffix(a, "."), strings.TrimSuffix(b, "."))
+}
