@@ -141,5 +141,19 @@ func (c concurrentWrite) CheckPlan(_ context.Context, _ plancheck.CheckPlanReque
 	}
 }
 
+// concurrentPut is concurrentWrite for an object the API replaces only
+// (the global safety rules).
+type concurrentPut struct {
+	g    *glb
+	path string
+	body any
+}
+
+func (c concurrentPut) CheckPlan(_ context.Context, _ plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	if status, res := c.g.call(http.MethodPut, c.path, c.body); status != http.StatusOK {
+		resp.Error = fmt.Errorf("PUT %s: %d %v", c.path, status, res)
+	}
+}
+
 // staleWrite is what an apply over a concurrent change says.
 var staleWrite = regexp.MustCompile(`412[\s\S]*changed by someone else`)

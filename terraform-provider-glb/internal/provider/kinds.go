@@ -1,8 +1,15 @@
 package provider
 
 import (
+	"errors"
+	"net/http"
+
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/glb-dns/glb/terraform-provider-glb/internal/client"
 )
 
 // The kinds below follow glb's API document (api/openapi.json) member by
@@ -172,5 +179,145 @@ var loadBalancerKind = kind{
 					"ech":             optString("An ECHConfigList in base64."),
 				}},
 		}),
+	},
+}
+
+var networkKind = kind{
+	name: "network", path: "/networks", byName: "cidr",
+	readOnly: metaReadOnly,
+	schema: schema.Schema{
+		Description: "An operator's statement of where the clients of a prefix are: the fields it sets override GeoIP for addresses inside it.",
+		Attributes: meta(map[string]schema.Attribute{
+			"cidr":        reqString("The prefix without host bits, such as `198.51.100.0/24`; unique, and an import may name the network by it."),
+			"description": optString("Free text."),
+			"zone":        optString("The clients' zone label (zonal affinity)."),
+			"region":      optString("A region code (`WEU`, `ENAM`...)."),
+			"country":     optString("An ISO 3166-1 alpha-2 code."),
+			"latitude":    optNumber("Set with longitude."),
+			"longitude":   optNumber("Set with latitude."),
+		}),
+	},
+}
+
+// keyID is the id of an object the API names by its name.
+func keyID(desc string) schema.StringAttribute {
+	return schema.StringAttribute{Computed: true, Description: desc,
+		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}}
+}
+
+// secretAttr is a secret the API shows in the create's answer only.
+func secretAttr(desc string) schema.StringAttribute {
+	return schema.StringAttribute{Computed: true, Sensitive: true, Description: desc,
+		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}}
+}
+
+var tsigKeyKind = kind{
+	name: "tsig_key", path: "/tsig_keys", key: "name", replaceOnly: true,
+	readOnly: []string{"created_on"}, shownOnce: []string{"secret"},
+	schema: schema.Schema{
+		Description: "A TSIG key (RFC 8945) that signs DNS UPDATE messages and zone transfers. glbd generates the secret and shows it once: it is in the state of the apply that created the key (sensitive), and absent after an import. The API has no update: any change replaces the key, and so its secret.",
+		Attributes: map[string]schema.Attribute{
+			"id":        keyID("The key's name."),
+			"name":      reqString("The key's DNS name as clients sign with it, lower case, no trailing dot."),
+			"algorithm": optString("`hmac-sha256` (default) or `hmac-sha512`."),
+			"grants": schema.ListNestedAttribute{Required: true, Description: "What the key may change by UPDATE; empty: it only signs zone transfers.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"zone":  reqString("The zone's id."),
+					"name":  reqString("A name inside the zone."),
+					"match": reqString("`exact`, `subtree` or `acme-challenge`."),
+					"types": reqList(types.StringType, "Record types the key may add or delete there."),
+				}}},
+			"created_on": schema.StringAttribute{Computed: true, Description: "When the key was created.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			"secret": secretAttr("The base64 secret, as `nsupdate -y hmac-sha256:NAME:SECRET` takes it."),
+		},
+	},
+}
+
+var tokenKind = kind{
+	name: "token", path: "/tokens", key: "name", replaceOnly: true,
+	readOnly: []string{"created_on", "last_used_on"}, shownOnce: []string{"secret"},
+	schema: schema.Schema{
+		Description: "A named, scoped API token. The secret is shown once, in the state of the apply that created it (sensitive); the API has no update: any change replaces the token, and so its secret.",
+		Attributes: map[string]schema.Attribute{
+			"id":         keyID("The token's name."),
+			"name":       reqString("Unique; the actor in the audit log."),
+			"scopes":     reqList(types.StringType, "Of `read`, `write`, `integrations`, `admin`."),
+			"expires_on": optString("RFC 3339; absent: never expires."),
+			"zones":      optList(types.StringType, "Zone ids: the token then reaches only these zones and what they use."),
+			"created_on": schema.StringAttribute{Computed: true, Description: "When the token was created.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			"last_used_on": schema.StringAttribute{Computed: true, Description: "Last use, recorded at most once a minute."},
+			"secret":       secretAttr("The bearer secret."),
+		},
+	},
+}
+
+var notificationKind = kind{
+	name: "notification", path: "/notifications", byName: "name",
+	readOnly: []string{"created_on", "modified_on"}, shownOnce: []string{"secret", "routing_key"},
+	schema: schema.Schema{
+		Description: "A subscription that sends glb's events to a URL (standard webhooks, Slack or PagerDuty). Needs the `integrations` or `admin` scope. The signing secret of a standard subscription is shown once (sensitive).",
+		Attributes: map[string]schema.Attribute{
+			"id":     schema.StringAttribute{Computed: true, Description: "The subscription's id.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			"name":   reqString("The subscription's name; an import may name it by it."),
+			"url":    reqString("`http` or `https`, where the nodes may send requests."),
+			"events": reqList(types.StringType, "Of `origin_health`, `pool_health`, `failover`, `shift`, `config`, `dnssec`, `node`."),
+			"format": schema.StringAttribute{Optional: true, Computed: true, Description: "`standard` (default), `slack` or `pagerduty`; it cannot change in place.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplace()}},
+			"load_balancers": optList(types.StringType, "Load balancer ids: only events that concern one of them."),
+			"pools":          optList(types.StringType, "Pool ids: only events that concern one of them."),
+			"routing_key":    schema.StringAttribute{Optional: true, Sensitive: true, Description: "pagerduty: the service's integration key."},
+			"created_on": schema.StringAttribute{Computed: true, Description: "When it was created.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			"modified_on": schema.StringAttribute{Computed: true, Description: "When it was last written."},
+			"secret":      secretAttr("standard format: the Standard Webhooks signing secret."),
+		},
+	},
+}
+
+var shiftKind = kind{
+	name: "shift", path: "/shifts", replaceOnly: true,
+	readOnly: append([]string{"status", "ended_at", "overridden"}, metaReadOnly...),
+	gone: func(err error) bool {
+		var e *client.Error
+		return errors.As(err, &e) && e.Status == http.StatusBadRequest // ended or expired already
+	},
+	schema: schema.Schema{
+		Description: "Takes traffic away from a pool, an origin or a zone for a while, and ends by itself at `expires_at`. Destroying it ends it early; one that has expired stays in the state (status `expired`) and is not made again. The API has no update: any change replaces the shift.",
+		Attributes: meta(map[string]schema.Attribute{
+			"target": schema.SingleNestedAttribute{Required: true, Description: "Exactly one of `pool`, `origin` or `zone`.",
+				Attributes: map[string]schema.Attribute{
+					"pool":   schema.StringAttribute{Optional: true, Description: "A pool id."},
+					"origin": schema.StringAttribute{Optional: true, Description: "`pool-id/origin-name`."},
+					"zone":   schema.StringAttribute{Optional: true, Description: "An origin zone label: its origins in every pool."},
+				}},
+			"load_balancers": optList(types.StringType, "Load balancer ids it applies to; absent: every one."),
+			"reason":         reqString("Why, for the audit log and the console."),
+			"duration":       optString("`90s`, `2h`, `3d` (at most 7 days): sets `expires_at` from `starts_at`. Give it or `expires_at`."),
+			"starts_at":      optString("RFC 3339; default now, a later time schedules the shift."),
+			"expires_at":     optString("RFC 3339: when it ends by itself."),
+			"override":       optBool("Admin only: start it although it breaks safety rules (audited)."),
+			"overridden":     schema.ListAttribute{ElementType: types.StringType, Computed: true, Description: "The safety rules an override broke."},
+			"ended_at":       schema.StringAttribute{Computed: true, Description: "When a destroy (DELETE) ended it early."},
+			"status":         schema.StringAttribute{Computed: true, Description: "`scheduled`, `active`, `ended` or `expired`, at the server's clock when last read."},
+		}),
+	},
+}
+
+var safetyRulesKind = kind{
+	name: "safety_rules", path: "/safety/rules", singleton: "global",
+	readOnly: []string{"revision", "modified_on"},
+	reset:    map[string]any{"max_shifted_zones": 0, "max_shifted_pools": 0, "min_serving_load_balancers_percent": 0},
+	schema: schema.Schema{
+		Description: "The global shift safety rules, which hold across every load balancer. There is one set: import it as `global`; destroying the resource turns every rule off (0). Needs the `admin` scope.",
+		Attributes: map[string]schema.Attribute{
+			"id":                                 keyID("Always `global`."),
+			"max_shifted_zones":                  optNumber("Distinct zones shifted at once at most; 0 (default): no limit."),
+			"max_shifted_pools":                  optNumber("Distinct pools shifted at once at most; 0 (default): no limit."),
+			"min_serving_load_balancers_percent": optNumber("Share (0-100) of the load balancers with steering pools that must keep one serving; 0 (default): off."),
+			"revision":                           schema.NumberAttribute{Computed: true, Description: "The revision of the last write, its ETag (`If-Match`)."},
+			"modified_on":                        schema.StringAttribute{Computed: true, Description: "When the rules were last written."},
+		},
 	},
 }

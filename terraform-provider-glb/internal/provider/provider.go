@@ -81,9 +81,14 @@ func setting(v types.String, env string) string {
 func (p *glbProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		newResource(zoneKind), newResource(monitorKind), newResource(poolKind), newResource(loadBalancerKind),
+		newResource(networkKind), newResource(tsigKeyKind), newResource(tokenKind), newResource(notificationKind),
+		newResource(shiftKind), newResource(safetyRulesKind),
 	}
 }
 
 func (p *glbProvider) DataSources(context.Context) []func() datasource.DataSource {
-	return nil
+	return []func() datasource.DataSource{
+		newObjectSource(zoneKind), newObjectSource(poolKind), newObjectSource(loadBalancerKind),
+		regionsSource, dnssecDSSource,
+	}
 }

@@ -32,6 +32,22 @@ type kind struct {
 	// readOnly members are the server's (revision, timestamps, a zone's
 	// serial): never sent, and not kept from one state to the next.
 	readOnly []string
+	// key is the member the API names an object by in its path when that
+	// is not id (a TSIG key's or a token's name); id then holds it too.
+	key string
+	// shownOnce members are in the create's answer only (a secret): a
+	// read keeps the state's.
+	shownOnce []string
+	// replaceOnly kinds have no PUT: any change replaces the object.
+	replaceOnly bool
+	// singleton is the id of the one object a kind has (the global safety
+	// rules, at path itself): created and updated by PUT, and "deleted"
+	// by a PUT of reset.
+	singleton string
+	reset     map[string]any
+	// gone says a DELETE's error means the object no longer is (a shift
+	// already ended answers 400).
+	gone func(err error) bool
 }
 
 type genericResource struct {
@@ -42,6 +58,7 @@ type genericResource struct {
 var (
 	_ resource.ResourceWithConfigure   = (*genericResource)(nil)
 	_ resource.ResourceWithImportState = (*genericResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*genericResource)(nil)
 )
 
 func newResource(k kind) func() resource.Resource {
@@ -83,6 +100,21 @@ func (r *genericResource) body(plan tftypes.Value) (map[string]any, error) {
 // state is the object the API answered as this resource's state, prior
 // being what Terraform held (see fromJSON).
 func (r *genericResource) state(ctx context.Context, obj client.Object, prior tftypes.Value) (tftypes.Value, error) {
+	if _, ok := obj["id"]; !ok {
+		switch {
+		case r.k.singleton != "":
+			obj["id"] = r.k.singleton
+		case r.k.key != "":
+			obj["id"] = obj[r.k.key]
+		}
+	}
+	for _, m := range r.k.shownOnce {
+		if _, ok := obj[m]; !ok {
+			if v := member(prior, m); v != "" {
+				obj[m] = v
+			}
+		}
+	}
 	return fromJSON(r.objectType(ctx), obj, prior)
 }
 
@@ -118,7 +150,37 @@ func ifMatch(state tftypes.Value) string {
 	return ""
 }
 
-func (r *genericResource) item(id string) string { return r.k.path + "/" + url.PathEscape(id) }
+func (r *genericResource) item(id string) string {
+	if r.k.singleton != "" {
+		return r.k.path
+	}
+	return r.k.path + "/" + url.PathEscape(id)
+}
+
+// ModifyPlan makes any change of a kind without PUT a replacement.
+func (r *genericResource) ModifyPlan(_ context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if !r.k.replaceOnly || req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan, state map[string]tftypes.Value
+	if req.Plan.Raw.As(&plan) != nil || req.State.Raw.As(&state) != nil {
+		return
+	}
+	ro := map[string]bool{"id": true}
+	for _, m := range append(r.k.readOnly, r.k.shownOnce...) {
+		ro[m] = true
+	}
+	names := make([]string, 0, len(plan))
+	for n := range plan {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if !ro[n] && plan[n].IsKnown() && !plan[n].Equal(state[n]) {
+			resp.RequiresReplace = append(resp.RequiresReplace, path.Root(n))
+		}
+	}
+}
 
 func (r *genericResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	body, err := r.body(req.Plan.Raw)
@@ -126,8 +188,12 @@ func (r *genericResource) Create(ctx context.Context, req resource.CreateRequest
 		resp.Diagnostics.AddError("glb_"+r.k.name, err.Error())
 		return
 	}
+	method := http.MethodPost
+	if r.k.singleton != "" {
+		method = http.MethodPut
+	}
 	var obj client.Object
-	if _, err := r.c.Do(ctx, http.MethodPost, r.k.path, body, "", &obj); err != nil {
+	if _, err := r.c.Do(ctx, method, r.k.path, body, "", &obj); err != nil {
 		resp.Diagnostics.AddError("Creating glb_"+r.k.name, err.Error())
 		return
 	}
@@ -166,7 +232,13 @@ func (r *genericResource) Update(ctx context.Context, req resource.UpdateRequest
 		resp.Diagnostics.AddError("glb_"+r.k.name, err.Error())
 		return
 	}
-	body["id"] = id
+	if r.k.replaceOnly {
+		resp.Diagnostics.AddError("Updating glb_"+r.k.name+" "+id, "the API cannot change it in place; the plan should have replaced it")
+		return
+	}
+	if r.k.singleton == "" && r.k.key == "" {
+		body["id"] = id
+	}
 	var obj client.Object
 	if _, err := r.c.Do(ctx, http.MethodPut, r.item(id), body, ifMatch(req.State.Raw), &obj); err != nil {
 		resp.Diagnostics.AddError("Updating glb_"+r.k.name+" "+id, err.Error())
@@ -182,8 +254,13 @@ func (r *genericResource) Update(ctx context.Context, req resource.UpdateRequest
 
 func (r *genericResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	id := member(req.State.Raw, "id")
-	_, err := r.c.Do(ctx, http.MethodDelete, r.item(id), nil, ifMatch(req.State.Raw), nil)
-	if err != nil && !client.IsNotFound(err) {
+	var err error
+	if r.k.singleton != "" {
+		_, err = r.c.Do(ctx, http.MethodPut, r.k.path, r.k.reset, ifMatch(req.State.Raw), nil)
+	} else {
+		_, err = r.c.Do(ctx, http.MethodDelete, r.item(id), nil, ifMatch(req.State.Raw), nil)
+	}
+	if err != nil && !client.IsNotFound(err) && (r.k.gone == nil || !r.k.gone(err)) {
 		resp.Diagnostics.AddError("Deleting glb_"+r.k.name+" "+id, err.Error())
 	}
 }
@@ -202,6 +279,12 @@ func (r *genericResource) ImportState(ctx context.Context, req resource.ImportSt
 // resolve finds the id of the object that ref names: its id, else the
 // one object whose name is ref.
 func (r *genericResource) resolve(ctx context.Context, ref string) (string, error) {
+	if r.k.singleton != "" {
+		if ref != r.k.singleton {
+			return "", fmt.Errorf("there is one %s, imported as %q", r.k.name, r.k.singleton)
+		}
+		return ref, nil
+	}
 	_, _, err := r.c.Get(ctx, r.item(ref))
 	if err == nil {
 		return ref, nil
