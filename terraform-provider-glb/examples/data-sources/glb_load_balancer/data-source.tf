@@ -1,0 +1,3 @@
+data "glb_load_balancer" "www" {
+  name = "www.glb.example.com"
+}

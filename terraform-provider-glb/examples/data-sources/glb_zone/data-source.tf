@@ -1,0 +1,3 @@
+data "glb_zone" "example" {
+  name = "glb.example.com"
+}

@@ -1,0 +1,2 @@
+# There is one set of global rules.
+tofu import glb_safety_rules.global global
