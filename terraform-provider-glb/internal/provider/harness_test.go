@@ -156,4 +156,4 @@ func (c concurrentPut) CheckPlan(_ context.Context, _ plancheck.CheckPlanRequest
 }
 
 // staleWrite is what an apply over a concurrent change says.
-var staleWrite = regexp.MustCompile(`412[\s\S]*changed by someone else`)
+var staleWrite = regexp.MustCompile(`412[\s\S]*changed\s+by\s+someone\s+else`)
