@@ -16,7 +16,7 @@ import (
 // member; their descriptions are the registry docs' text.
 
 var zoneKind = kind{
-	name: "zone", path: "/zones", byName: "name",
+	name: "zone", path: "/zones", byName: "name", dnsNames: []string{"name"},
 	readOnly: append([]string{"serial"}, metaReadOnly...),
 	schema: schema.Schema{
 		Description: "A DNS zone glb serves authoritatively: its nameservers, SOA, static records, DNSSEC and zone transfers. Load balancers (`glb_load_balancer`) answer names inside it.",
@@ -134,7 +134,7 @@ var poolKind = kind{
 }
 
 var loadBalancerKind = kind{
-	name: "load_balancer", path: "/load_balancers", byName: "name",
+	name: "load_balancer", path: "/load_balancers", byName: "name", dnsNames: []string{"name"},
 	readOnly: metaReadOnly,
 	schema: schema.Schema{
 		Description: "A hostname inside a zone whose answers glb steers among pools.",

@@ -45,6 +45,10 @@ type kind struct {
 	// by a PUT of reset.
 	singleton string
 	reset     map[string]any
+	// dnsNames are members the server stores canonical (lower case, no
+	// final dot): a configuration's spelling of the same name is kept,
+	// never a diff.
+	dnsNames []string
 	// gone says a DELETE's error means the object no longer is (a shift
 	// already ended answers 400).
 	gone func(err error) bool
@@ -106,6 +110,13 @@ func (r *genericResource) state(ctx context.Context, obj client.Object, prior tf
 			obj["id"] = r.k.singleton
 		case r.k.key != "":
 			obj["id"] = obj[r.k.key]
+		}
+	}
+	for _, m := range r.k.dnsNames {
+		if n, ok := obj[m].(string); ok {
+			if p := member(prior, m); p != "" && sameName(p, n) {
+				obj[m] = p
+			}
 		}
 	}
 	for _, m := range r.k.shownOnce {

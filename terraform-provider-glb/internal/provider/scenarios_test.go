@@ -172,7 +172,9 @@ func TestAccScenarioZonalAffinity(t *testing.T) {
 				resource.TestCheckResourceAttr("glb_pool.app", "origins.9.zone", "zone-2"),
 				resource.TestCheckResourceAttr("glb_pool.app", "origins.9.weight", "1"),
 				func(*terraform.State) error { return g.digFrom("127.0.2.5", app, exactly(z1...), "the zone-1 origins") },
-				func(*terraform.State) error { return g.digFrom("127.0.2.200", app, exactly(z2...), "the zone-2 origins") },
+				func(*terraform.State) error {
+					return g.digFrom("127.0.2.200", app, exactly(z2...), "the zone-2 origins")
+				},
 			),
 		}},
 	})
