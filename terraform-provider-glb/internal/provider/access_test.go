@@ -132,6 +132,10 @@ func TestAccAccess(t *testing.T) {
 				}},
 				ExpectError: staleWrite,
 			},
+			{
+				Config: accessConfig(g, `"TXT", "A"`, `"write"`, 4),
+				Check:  func(*terraform.State) error { return g.apiIs("/safety/rules", map[string]any{"max_shifted_pools": 4}) },
+			},
 		},
 	})
 }

@@ -100,12 +100,35 @@ func parseNumber(s string) (*big.Float, error) {
 // reverse, a number equal as the float64 the server stores. A member the
 // answer lacks is null.
 func fromJSON(t tftypes.Type, j any, prior tftypes.Value) (tftypes.Value, error) {
+	return reader{}.read(t, j, prior, "")
+}
+
+// reader reads answers for one schema: zeros are the paths (attribute
+// names joined by dots, list elements unnumbered) of the attributes whose
+// default the schema states, which an answer without them holds at their
+// zero value (the API leaves out an origin's owner "", a record's ttl 0),
+// also where Terraform holds nothing yet (an import).
+type reader struct{ zeros map[string]bool }
+
+func (r reader) read(t tftypes.Type, j any, prior tftypes.Value, at string) (tftypes.Value, error) {
 	if prior.Type() == nil || !prior.Type().Equal(t) {
 		prior = tftypes.NewValue(t, nil)
 	}
 	if j == nil {
-		if prior.IsKnown() && !prior.IsNull() && emptyCollection(prior) {
+		// The API leaves out members at their zero value (omitempty): a
+		// record's ttl 0, an origin's owner "". Absent is that zero.
+		if prior.IsKnown() && !prior.IsNull() && (emptyCollection(prior) || zeroScalar(prior)) {
 			return prior, nil
+		}
+		if r.zeros[at] {
+			switch {
+			case t.Is(tftypes.String):
+				return tftypes.NewValue(t, ""), nil
+			case t.Is(tftypes.Bool):
+				return tftypes.NewValue(t, false), nil
+			case t.Is(tftypes.Number):
+				return tftypes.NewValue(t, new(big.Float)), nil
+			}
 		}
 		return tftypes.NewValue(t, nil), nil
 	}
@@ -171,7 +194,7 @@ func fromJSON(t tftypes.Type, j any, prior tftypes.Value) (tftypes.Value, error)
 			if i < len(priors) {
 				p = priors[i]
 			}
-			v, err := fromJSON(et, e, p)
+			v, err := r.read(et, e, p, at)
 			if err != nil {
 				return tftypes.Value{}, fmt.Errorf("[%d]: %w", i, err)
 			}
@@ -193,7 +216,7 @@ func fromJSON(t tftypes.Type, j any, prior tftypes.Value) (tftypes.Value, error)
 		}
 		members := make(map[string]tftypes.Value, len(obj))
 		for k, e := range obj {
-			v, err := fromJSON(et, e, priors[k])
+			v, err := r.read(et, e, priors[k], at+".*")
 			if err != nil {
 				return tftypes.Value{}, fmt.Errorf("[%q]: %w", k, err)
 			}
@@ -211,8 +234,8 @@ func fromJSON(t tftypes.Type, j any, prior tftypes.Value) (tftypes.Value, error)
 			_ = prior.As(&priors)
 		}
 		members := make(map[string]tftypes.Value, len(ot.AttributeTypes))
-		for k, at := range ot.AttributeTypes {
-			v, err := fromJSON(at, obj[k], priors[k])
+		for k, ft := range ot.AttributeTypes {
+			v, err := r.read(ft, obj[k], priors[k], join(at, k))
 			if err != nil {
 				return tftypes.Value{}, fmt.Errorf("%s: %w", k, err)
 			}
@@ -234,4 +257,27 @@ func emptyCollection(v tftypes.Value) bool {
 		return v.As(&m) == nil && len(m) == 0
 	}
 	return false
+}
+
+func zeroScalar(v tftypes.Value) bool {
+	t := v.Type()
+	switch {
+	case t.Is(tftypes.String):
+		var s string
+		return v.As(&s) == nil && s == ""
+	case t.Is(tftypes.Bool):
+		var b bool
+		return v.As(&b) == nil && !b
+	case t.Is(tftypes.Number):
+		var f big.Float
+		return v.As(&f) == nil && f.Sign() == 0
+	}
+	return false
+}
+
+func join(at, name string) string {
+	if at == "" {
+		return name
+	}
+	return at + "." + name
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -114,8 +115,19 @@ func (g *glb) apiIs(path string, want map[string]any) error {
 	for k, w := range want {
 		var v any = obj
 		for _, part := range strings.Split(k, ".") {
-			m, _ := v.(map[string]any)
-			v = m[part]
+			switch x := v.(type) {
+			case map[string]any:
+				v = x[part]
+			case []any:
+				i, err := strconv.Atoi(part)
+				if err != nil || i >= len(x) {
+					v = nil
+				} else {
+					v = x[i]
+				}
+			default:
+				v = nil
+			}
 		}
 		gb, _ := json.Marshal(v)
 		wb, _ := json.Marshal(w)

@@ -68,6 +68,11 @@ func TestAccMonitor(t *testing.T) {
 				}},
 				ExpectError: staleWrite,
 			},
+			{
+				// Refreshed, the apply goes through over the other write.
+				Config: monitorConfig(g, 20, "/healthz"),
+				Check:  func(*terraform.State) error { return g.apiIs(p, map[string]any{"interval": 20}) },
+			},
 		},
 	})
 }

@@ -98,6 +98,12 @@ func TestAccPool(t *testing.T) {
 				}},
 				ExpectError: staleWrite,
 			},
+			{
+				Config: poolConfig(g, 20, twoOrigins),
+				Check: func(*terraform.State) error {
+					return g.apiIs(pool(), map[string]any{"load_shedding.default_percent": 20, "description": "edited elsewhere"})
+				},
+			},
 		},
 	})
 }

@@ -126,7 +126,30 @@ func (r *genericResource) state(ctx context.Context, obj client.Object, prior tf
 			}
 		}
 	}
-	return fromJSON(r.objectType(ctx), obj, prior)
+	return reader{zeros: defaults(r.k.schema.Attributes, "", nil)}.read(r.objectType(ctx), obj, prior, "")
+}
+
+// defaults are the paths of the attributes with a stated default (see
+// reader).
+func defaults(attrs map[string]schema.Attribute, at string, out map[string]bool) map[string]bool {
+	if out == nil {
+		out = map[string]bool{}
+	}
+	for n, a := range attrs {
+		switch a := a.(type) {
+		case schema.StringAttribute:
+			out[join(at, n)] = a.Default != nil
+		case schema.NumberAttribute:
+			out[join(at, n)] = a.Default != nil
+		case schema.BoolAttribute:
+			out[join(at, n)] = a.Default != nil
+		case schema.SingleNestedAttribute:
+			defaults(a.Attributes, join(at, n), out)
+		case schema.ListNestedAttribute:
+			defaults(a.NestedObject.Attributes, join(at, n), out)
+		}
+	}
+	return out
 }
 
 // member reads a top-level attribute of v as a string ("" when null).
