@@ -95,10 +95,22 @@ func (r *genericResource) body(plan tftypes.Value) (map[string]any, error) {
 		return nil, err
 	}
 	m, _ := j.(map[string]any)
-	for _, ro := range r.k.readOnly {
+	if m == nil {
+		m = map[string]any{}
+	}
+	for _, ro := range append(r.k.readOnly, r.k.shownOnce...) {
 		delete(m, ro)
 	}
+	if !r.clientID() {
+		delete(m, "id")
+	}
 	return m, nil
+}
+
+// clientID says the API takes the id in a body (a client may choose it).
+func (r *genericResource) clientID() bool {
+	a, ok := r.k.schema.Attributes["id"].(schema.StringAttribute)
+	return ok && a.Optional
 }
 
 // state is the object the API answered as this resource's state, prior
@@ -270,7 +282,7 @@ func (r *genericResource) Update(ctx context.Context, req resource.UpdateRequest
 		resp.Diagnostics.AddError("Updating glb_"+r.k.name+" "+id, "the API cannot change it in place; the plan should have replaced it")
 		return
 	}
-	if r.k.singleton == "" && r.k.key == "" {
+	if r.clientID() {
 		body["id"] = id
 	}
 	var obj client.Object

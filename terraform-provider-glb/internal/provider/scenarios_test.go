@@ -143,7 +143,7 @@ func TestAccScenarioGeoFallback(t *testing.T) {
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: providers,
 		Steps: []resource.TestStep{{
-			Config: scenario(t, g, "geo-fallback", "interval       = 30", "interval       = 1"),
+			Config: scenario(t, g, "geo-fallback", "interval       = 30", "interval       = 1\n  timeout        = 1"),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr("glb_load_balancer.www", "steering_policy", "geo"),
 				resource.TestCheckResourceAttr("data.glb_regions.all", "regions.#", "13"),
