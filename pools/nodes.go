@@ -66,6 +66,21 @@ type NodeStatus struct {
 	Drain string `json:"drain"`
 	// Stopping: the node drains because it was told to stop (SIGTERM).
 	Stopping bool `json:"stopping"`
+	// StoreServer: where a node on PostgreSQL writes and follows (nil on
+	// the embedded store).
+	StoreServer *NodeStoreServer `json:"store_server,omitempty"`
+}
+
+// NodeStoreServer is where a node on PostgreSQL writes and follows the
+// store.
+type NodeStoreServer struct {
+	// Primary is the server (address:port) the node last wrote to; it
+	// changes when the node found a new primary after a failover.
+	Primary string `json:"primary"`
+	// Follows is where the node's follow reads (configuration, health,
+	// changes) go: "primary", or "replica" (--database-read-url) while it
+	// keeps up.
+	Follows string `json:"follows"`
 }
 
 // NodeChecks counts a node's health checks.
@@ -184,6 +199,9 @@ type NodeView struct {
 	// Why says what made the state (empty when serving).
 	Why   string     `json:"why,omitempty"`
 	Drain *NodeDrain `json:"drain"`
+	// Store is where the node writes and follows the store (PostgreSQL
+	// only).
+	Store *NodeStoreServer `json:"store,omitempty"`
 }
 
 // View is r as seen at now from a store at revision rev, a node silent
@@ -193,7 +211,7 @@ func (r *NodeRecord) View(rev int64, now time.Time, goneAfter time.Duration) Nod
 	v := NodeView{
 		Name: st.Name, Region: st.Region, Version: st.Version, Commit: st.Commit, StartedAt: st.StartedAt,
 		LastSeen: r.LastSeen, Revision: st.Revision, Checks: st.Checks, AnswersPerSecond: st.AnswersPerSecond,
-		Listeners: st.Listeners, BGP: st.BGP, Drain: r.Drain,
+		Listeners: st.Listeners, BGP: st.BGP, Drain: r.Drain, Store: st.StoreServer,
 	}
 	if v.Listeners.UDP == nil {
 		v.Listeners.UDP = []string{}

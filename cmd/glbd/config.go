@@ -46,6 +46,9 @@ type Config struct {
 	// DatabaseURL is a PostgreSQL URL; empty runs on the embedded store in
 	// DataDir (one node).
 	DatabaseURL string
+	// Store: a read replica and its lag (--database-read-url,
+	// --max-replica-lag, config_store.go).
+	Store StoreConfig
 	// DataDir holds the embedded store and the last good snapshot.
 	// Default ./data.
 	DataDir string
@@ -170,6 +173,7 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 	afterOutbound := outboundFlags(fs, c, env)
 	afterFleet := fleetFlags(fs, c, env)
 	afterBGP := bgpFlags(fs, c, env)
+	afterStore := storeFlags(fs, c, env)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(out)
@@ -195,6 +199,9 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 		return nil, err
 	}
 	if err := afterBGP(); err != nil {
+		return nil, err
+	}
+	if err := afterStore(); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {

@@ -182,6 +182,11 @@ func (f *fleet) status(now time.Time) pools.NodeStatus {
 		st.SnapshotAt = pools.StoreTime(time.Unix(0, ns))
 	}
 	st.Store = f.n.storeOK.Load()
+	if ss, ok := f.store.(interface{ Server() pools.NodeStoreServer }); ok {
+		if v := ss.Server(); v.Primary != "" {
+			st.StoreServer = &v
+		}
+	}
 	st.AnswersPerSecond = f.answerRate(now)
 	st.Checks = f.checkCounts(now)
 	if f.routes != nil {

@@ -104,7 +104,8 @@ func openStore(ctx context.Context, cfg *Config, log *slog.Logger) (pools.Store,
 	}
 	// The store's own warnings (its change listener losing the database,
 	// reconnecting) belong in the node's log beside everything else.
-	return postgres.Open(ctx, cfg.DatabaseURL, postgres.WithLogger(log))
+	return postgres.Open(ctx, cfg.DatabaseURL, postgres.WithLogger(log),
+		postgres.WithReadURL(cfg.Store.DatabaseReadURL), postgres.WithMaxReplicaLag(cfg.Store.MaxReplicaLag))
 }
 
 func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {

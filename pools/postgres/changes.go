@@ -15,7 +15,7 @@ import (
 func (s *Store) Changes(ctx context.Context, since int64) (*pools.ChangeSet, error) {
 	var cs *pools.ChangeSet
 	var gap error // outside the transaction's errors: not a storage failure
-	err := s.read(ctx, func(tx pgx.Tx) error {
+	err := s.follow(ctx, func(tx pgx.Tx) error {
 		var rev, horizon int64
 		err := tx.QueryRow(ctx, "select r.revision, h.revision from glb_revision r, config_changes_horizon h").Scan(&rev, &horizon)
 		if err != nil {

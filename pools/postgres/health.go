@@ -192,7 +192,8 @@ const sinceSQL = `
 		where o.node = h.node and o.seq > greatest(h.since, 0) and (h.since >= 0 or not o.gone) offset 0) o on true
 	order by h.node, o.seq`
 
-// HealthSince returns every node's changes since cursors.
+// HealthSince returns every node's changes since cursors, from the
+// replica when there is one.
 func (s *Store) HealthSince(ctx context.Context, cursors map[string]pools.HealthCursor) ([]pools.HealthUpdate, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
@@ -201,7 +202,7 @@ func (s *Store) HealthSince(ctx context.Context, cursors map[string]pools.Health
 	for n, c := range cursors {
 		nodes, epochs, seqs = append(nodes, n), append(epochs, c.Epoch), append(seqs, c.Seq)
 	}
-	rows, err := s.pool.Query(ctx, sinceSQL, nodes, epochs, seqs)
+	rows, err := s.followPool(ctx).Query(ctx, sinceSQL, nodes, epochs, seqs)
 	if err != nil {
 		return nil, mapError(err)
 	}

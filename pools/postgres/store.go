@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,6 +31,15 @@ type Store struct {
 	log       *slog.Logger
 	opTimeout time.Duration
 	now       func() time.Time
+
+	// The replica the follow reads go to (replica.go); nil for none.
+	readURL   string
+	replica   *pgxpool.Pool
+	maxLag    time.Duration
+	positions lsnTracker
+	onPrimary atomic.Bool
+	// primary is the address of the server the last write went to.
+	primary atomic.Value
 
 	watchers  pools.Watchers
 	listenOne sync.Once
@@ -76,10 +86,15 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		log:       slog.New(slog.DiscardHandler),
 		opTimeout: 10 * time.Second,
 		now:       time.Now,
+		maxLag:    DefaultMaxReplicaLag,
 		stopped:   make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(s)
+	}
+	if err := s.openReplica(ctx); err != nil {
+		pool.Close()
+		return nil, err
 	}
 	s.log = s.log.With("component", "store.postgres")
 	s.bg, s.stop = context.WithCancel(context.Background())
@@ -95,6 +110,9 @@ func (s *Store) Close() error {
 	<-s.stopped
 	s.watchers.Close()
 	s.pool.Close()
+	if s.replica != nil {
+		s.replica.Close()
+	}
 	return nil
 }
 
@@ -140,7 +158,13 @@ func (s *Store) read(ctx context.Context, fn func(pgx.Tx) error) error {
 func (s *Store) write(ctx context.Context, fn func(*txn) error) error {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(&txn{ctx: ctx, tx: tx}) })
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if c := tx.Conn().PgConn().Conn(); c != nil {
+			// After a failover with a multi-host URL, the new primary.
+			s.primary.Store(c.RemoteAddr().String())
+		}
+		return fn(&txn{ctx: ctx, tx: tx})
+	})
 	return mapError(err)
 }
 
@@ -268,10 +292,11 @@ func readAll[T any](ctx context.Context, tx pgx.Tx, k pools.Kind) ([]T, error) {
 	return out, nil
 }
 
-// Config reads everything in one read-only REPEATABLE READ transaction.
+// Config reads everything in one read-only REPEATABLE READ transaction,
+// on the replica when there is one (replica.go).
 func (s *Store) Config(ctx context.Context) (*pools.Config, error) {
 	cfg := pools.NewConfig()
-	err := s.read(ctx, func(tx pgx.Tx) error {
+	err := s.follow(ctx, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, "select revision from glb_revision").Scan(&cfg.Revision); err != nil {
 			return err
 		}
@@ -290,11 +315,12 @@ func (s *Store) Config(ctx context.Context) (*pools.Config, error) {
 	return cfg, nil
 }
 
-// Revision is the global configuration revision.
+// Revision is the global configuration revision, on the replica when
+// there is one.
 func (s *Store) Revision(ctx context.Context) (int64, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	var rev int64
-	err := s.pool.QueryRow(ctx, "select revision from glb_revision").Scan(&rev)
+	err := s.followPool(ctx).QueryRow(ctx, "select revision from glb_revision").Scan(&rev)
 	return rev, mapError(err)
 }

@@ -16,7 +16,10 @@ import (
 
 const (
 	minBackoff = 100 * time.Millisecond
-	maxBackoff = 10 * time.Second
+	// maxBackoff is short: while a replica is being promoted the
+	// listener's attempts fail, and a node must hear of changes soon
+	// after the new primary takes writes. One connection a node.
+	maxBackoff = 2 * time.Second
 	// idleCheck is how long the listener waits for a notification before
 	// pinging, so that a silently dead connection is noticed.
 	idleCheck = 30 * time.Second
@@ -83,6 +86,9 @@ func (s *Store) listenOnce(backoff *time.Duration) error {
 	if err == nil {
 		err = conn.QueryRow(ctx, "select revision from glb_revision").Scan(&rev)
 	}
+	if err == nil {
+		err = s.notePrimaryPosition(ctx, conn)
+	}
 	cancel()
 	if err != nil {
 		return err
@@ -91,8 +97,12 @@ func (s *Store) listenOnce(backoff *time.Duration) error {
 	s.log.Info("change listener connected", "revision", rev)
 	s.watchers.Notify(pools.Change{Revision: rev, Health: true})
 
+	idle := idleCheck
+	if s.replica != nil {
+		idle = positionEvery
+	}
 	for {
-		wctx, wcancel := context.WithTimeout(s.bg, idleCheck)
+		wctx, wcancel := context.WithTimeout(s.bg, idle)
 		n, err := conn.WaitForNotification(wctx)
 		wcancel()
 		switch {
@@ -100,13 +110,25 @@ func (s *Store) listenOnce(backoff *time.Duration) error {
 			return s.bg.Err()
 		case errors.Is(err, context.DeadlineExceeded):
 			pctx, pcancel := context.WithTimeout(s.bg, s.opTimeout)
-			err = conn.Ping(pctx)
+			if s.replica != nil {
+				err = s.notePrimaryPosition(pctx, conn) // a ping as well
+			} else {
+				err = conn.Ping(pctx)
+			}
 			pcancel()
 			if err != nil {
 				return err
 			}
 			continue
 		case err != nil:
+			return err
+		}
+		// What the notification announces is at or before the primary's
+		// position now: a follow read waits for the replica to reach it.
+		pctx, pcancel := context.WithTimeout(s.bg, s.opTimeout)
+		err = s.notePrimaryPosition(pctx, conn)
+		pcancel()
+		if err != nil {
 			return err
 		}
 		switch n.Channel {
