@@ -19,12 +19,15 @@ type counters struct {
 	tx, rows int64
 	walLSN   int64
 	cpuTicks int64 // -1: the server's processes are not readable here
+	// benchTicks is this process's CPU: the simulated nodes' side.
+	benchTicks int64
 }
 
 // load is the rate of each counter between two readings.
 type load struct {
 	tx, rows, wal float64
 	cpu           float64 // cores; < 0 unknown
+	bench         float64 // cores
 }
 
 func (l load) cpuString() string {
@@ -63,12 +66,16 @@ func (s *sampler) read(ctx context.Context) (counters, error) {
 		from pg_stat_database where datname = current_database()`).Scan(&c.tx, &c.rows, &c.walLSN)
 	c.at = time.Now()
 	c.cpuTicks = cpuTicks(s.postmaster)
+	if f, err := statFields(os.Getpid()); err == nil {
+		c.benchTicks = f.utime + f.stime
+	}
 	return c, err
 }
 
 func rate(a, b counters) load {
 	secs := b.at.Sub(a.at).Seconds()
 	l := load{tx: float64(b.tx-a.tx) / secs, rows: float64(b.rows-a.rows) / secs, wal: float64(b.walLSN-a.walLSN) / secs, cpu: -1}
+	l.bench = float64(b.benchTicks-a.benchTicks) / clockTicks / secs
 	if a.cpuTicks >= 0 && b.cpuTicks >= 0 {
 		l.cpu = float64(b.cpuTicks-a.cpuTicks) / clockTicks / secs
 	}

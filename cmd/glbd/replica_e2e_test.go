@@ -200,6 +200,9 @@ func TestPrimaryFailover(t *testing.T) {
 	if err := primary.Kill(); err != nil {
 		t.Fatal(err)
 	}
+	// Whoever promotes takes a while to decide the primary is gone; the
+	// nodes' listeners retry meanwhile.
+	time.Sleep(5 * time.Second)
 	if err := replica.Promote(); err != nil {
 		t.Fatal(err)
 	}
@@ -212,8 +215,13 @@ func TestPrimaryFailover(t *testing.T) {
 		n := len(writes)
 		return n > 0 && writes[n-1].ok && writes[n-1].at.After(killed), fmt.Sprintf("%d writes", n)
 	})
-	time.Sleep(time.Second)
-	// Notifications follow: a change on a reaches b through the new primary.
+	// Notifications follow: b's listener is back within its longest
+	// backoff (2 s) of the promotion, and a change on a reaches b
+	// through the new primary.
+	eventually(t, promotion+3*time.Second-time.Since(killed), "node b listens on the new primary", func() (bool, string) {
+		n := strings.Count(b.logs.String(), "change listener connected")
+		return n >= 2, fmt.Sprintf("%d connections", n)
+	})
 	a.must("PATCH", "/api/v1/pools/"+web["id"].(string), map[string]any{"origins": []map[string]any{
 		{"name": "a", "address": "192.0.2.1"}, {"name": "b", "address": "192.0.2.2", "weight": 0}, {"name": "c", "address": "192.0.2.3"},
 	}})
