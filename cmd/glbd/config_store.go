@@ -28,12 +28,13 @@ func storeFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after fun
 	readURL := env(envName("database-read-url"))
 	fs.StringVar(&s.DatabaseReadURL, "database-read-url", readURL,
 		"PostgreSQL URL of a streaming replica the node follows the store on; writes go to --database-url (env "+envName("database-read-url")+")")
-	lag, lagErr := envValue(env, "max-replica-lag", postgres.DefaultMaxReplicaLag, time.ParseDuration, "not a duration such as 5s")
-	fs.DurationVar(&s.MaxReplicaLag, "max-replica-lag", lag,
-		"how long the replica may take to replay the primary's writes before the node follows on the primary (env "+envName("max-replica-lag")+")")
+	var perr []error
+	dur := durationFlag(fs, env, &perr)
+	dur(&s.MaxReplicaLag, "max-replica-lag", postgres.DefaultMaxReplicaLag,
+		"how long the replica may take to replay the primary's writes before the node follows on the primary")
 	return func() error {
-		if lagErr != nil {
-			return lagErr
+		if len(perr) > 0 {
+			return perr[0]
 		}
 		if s.MaxReplicaLag <= 0 {
 			return fmt.Errorf("--max-replica-lag %v: must be positive", s.MaxReplicaLag)

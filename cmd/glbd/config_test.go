@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -102,5 +103,30 @@ func TestConfigOutbound(t *testing.T) {
 	}
 	if _, err := parseConfig("glbd", nil, env(map[string]string{"GLB_OUTBOUND_ALLOW": "10.0.0.0/33"}), io.Discard); err == nil {
 		t.Error("a bad entry from the environment is accepted")
+	}
+}
+
+// The replica flags: a read URL needs the primary's, a lag must be
+// positive, and both come from GLB_* as well.
+func TestStoreFlags(t *testing.T) {
+	t.Parallel()
+	cfg, err := parseConfig("glbd", []string{"--database-url", "postgres://p/glb", "--database-read-url", "postgres://r/glb"}, env(nil), io.Discard)
+	if err != nil || cfg.Store.DatabaseReadURL != "postgres://r/glb" || cfg.Store.MaxReplicaLag != 5*time.Second {
+		t.Fatalf("flags: %+v, %v", cfg, err)
+	}
+	cfg, err = parseConfig("glbd", nil, env(map[string]string{"GLB_DATABASE_URL": "postgres://p/glb",
+		"GLB_DATABASE_READ_URL": "postgres://r/glb", "GLB_MAX_REPLICA_LAG": "750ms"}), io.Discard)
+	if err != nil || cfg.Store.DatabaseReadURL != "postgres://r/glb" || cfg.Store.MaxReplicaLag != 750*time.Millisecond {
+		t.Fatalf("environment: %+v, %v", cfg, err)
+	}
+	for args, want := range map[string]string{
+		"--database-read-url postgres://r/glb":                   "--database-read-url needs --database-url",
+		"--database-url postgres://p/glb --max-replica-lag 0s":   "--max-replica-lag 0s",
+		"--database-url postgres://p/glb --max-replica-lag soon": "max-replica-lag",
+	} {
+		_, err := parseConfig("glbd", strings.Fields(args), env(nil), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error naming %q", args, err, want)
+		}
 	}
 }
