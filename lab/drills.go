@@ -156,6 +156,10 @@ var drillFuncs = []drill{
 	{"PostgreSQL restarts: every node reconnects and catches up, no answer lost", (*lab).drillStoreRestart},
 	{"dynamic latency: nearest pool per client region, a swapped table followed", (*lab).drillDynamicLatency},
 	{"a node dies and restarts from its last good file while PostgreSQL is down", (*lab).drillRestartFromLastGood},
+	{titleDrain, (*lab).drillDrainAnycast},
+	{titleSigterm, (*lab).drillSigtermAnycast},
+	{titleKill, (*lab).drillKillAnycast},
+	{titleNoStore, (*lab).drillStartWithoutStore},
 }
 
 // Derived bounds. period is how long a check can take to renew a result

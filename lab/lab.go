@@ -62,6 +62,8 @@ type lab struct {
 	origins *origins
 	client  *client
 	api     *apiClient
+	router  *router
+	anycast *anycastClient
 	ids     labIDs
 }
 
@@ -133,7 +135,7 @@ func removeStale(out func(string, ...any)) {
 func (l *lab) setUp() error {
 	l.before = hostState()
 	l.inodes = map[uint64]string{}
-	for _, s := range append([]string{"core", "pg", "client"}, lowerRegions()...) {
+	for _, s := range append([]string{"core", "pg", "client", "rtr"}, lowerRegions()...) {
 		name := l.ns(s)
 		if err := sh("", "ip", "netns", "add", name); err != nil {
 			return err
@@ -155,7 +157,7 @@ func (l *lab) setUp() error {
 	if err := sh("", "ip", "-n", core, "link", "set", "br0", "up"); err != nil {
 		return err
 	}
-	addrs := map[string][]netip.Addr{"pg": {pgAddr}}
+	addrs := map[string][]netip.Addr{"pg": {pgAddr}, "rtr": {routerAddr}}
 	for i := range regions {
 		addrs["client"] = append(addrs["client"], clientAddr(i))
 		a := []netip.Addr{nodeAddr(i)}
@@ -164,7 +166,7 @@ func (l *lab) setUp() error {
 		}
 		addrs[strings.ToLower(regions[i])] = a
 	}
-	for _, s := range append([]string{"pg", "client"}, lowerRegions()...) {
+	for _, s := range append([]string{"pg", "client", "rtr"}, lowerRegions()...) {
 		name, veth := l.ns(s), "v-"+s
 		if err := sh("", "ip", "-n", core, "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", name); err != nil {
 			return err
@@ -181,7 +183,7 @@ func (l *lab) setUp() error {
 			return err
 		}
 	}
-	return nil
+	return l.setUpAnycast()
 }
 
 func lowerRegions() []string {
@@ -201,10 +203,16 @@ func (l *lab) tearDown() error {
 	if l.client != nil {
 		l.client.stop()
 	}
+	if l.anycast != nil {
+		l.anycast.close()
+	}
 	for _, n := range l.nodes {
 		if n != nil {
 			n.stop()
 		}
+	}
+	if l.router != nil {
+		l.router.stop()
 	}
 	if l.pg != nil {
 		l.pg.stop()

@@ -36,7 +36,7 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lab", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	glbdBin := fs.String("glbd", "bin/glbd", "the glbd binary to drill")
-	drillList := fs.String("drills", "all", "drills to run, comma-separated numbers (1-6) or all")
+	drillList := fs.String("drills", "all", "drills to run, comma-separated numbers (1-10) or all")
 	interval := fs.Int("interval", 2, "the origins' monitor interval, seconds; every bound derives from it")
 	if err := fs.Parse(args); err != nil {
 		return 2

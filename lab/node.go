@@ -38,11 +38,12 @@ func (n *node) start() error {
 	defer logf.Close()
 	a := n.addr().String()
 	n.cmd = exec.Command(n.l.glbdBin, "serve",
-		"--dns-listen", a+":53", "--api-listen", a+":8080", "--udp-sockets", "1",
+		"--dns-listen", a+":53,"+anycastAddr.String()+":53", "--api-listen", a+":8080", "--udp-sockets", "1",
 		"--api-token", apiToken, "--api-insecure-http",
 		"--database-url", n.l.pg.url(), fmt.Sprintf("--migrate=%t", n.migrate),
 		"--node", n.name, "--region", regions[n.region], "--check-source", a,
 		"--data-dir", n.dataDir, "--log-level", "info")
+	n.cmd.Args = append(n.cmd.Args, bgpFlags(n.region)...)
 	n.cmd.Env = []string{"PATH=" + os.Getenv("PATH")} // only what the lab passes
 	n.cmd.Stdout, n.cmd.Stderr = logf, logf
 	if n.done, err = startIn(n.l.regionNS(n.region), n.cmd); err != nil {

@@ -40,6 +40,9 @@ func (l *lab) start() error {
 		return err
 	}
 	l.api = newAPIClient(l.ns("client"))
+	if l.router, err = l.startRouter(); err != nil {
+		return err
+	}
 	for i := range regions {
 		// The first node applies the migrations; the others wait for it,
 		// as operations.md advises for nodes started at once.
@@ -55,6 +58,12 @@ func (l *lab) start() error {
 	}
 	if err := l.configure(); err != nil {
 		return err
+	}
+	if l.anycast, err = startAnycastClient(l.ns("client")); err != nil {
+		return err
+	}
+	if l.router.waitNextHop(time.Now(), 0, 30*time.Second) == 0 {
+		return fmt.Errorf("the router has no route to WEU for the anycast address; it holds routes from %v", l.router.announcers())
 	}
 	// Every RTT must have been measured and published before the first
 	// drill: a few intervals.
