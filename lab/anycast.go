@@ -92,7 +92,9 @@ func birdConf(sock string) string {
 	// is what forwards the client's queries.
 	fmt.Fprintf(&b, "protocol kernel { ipv4 { export all; import none; }; scan time 10; }\n")
 	for i := range regions {
-		fmt.Fprintf(&b, "protocol bgp %s {\n  local %s as %d;\n  neighbor %s as %d;\n  passive on;\n  hold time %d;\n",
+		// A session lost on an error (the hold time ran out) is taken up
+		// again within a second, not BIRD's default minute.
+		fmt.Fprintf(&b, "protocol bgp %s {\n  local %s as %d;\n  neighbor %s as %d;\n  passive on;\n  hold time %d;\n  error wait time 1, 5;\n",
 			strings.ToLower(regions[i]), routerAddr, routerASN, nodeAddr(i), nodeASN, int(holdTime/time.Second))
 		fmt.Fprintf(&b, "  ipv4 { import filter { if net = %s/32 then accept; reject; }; export none; };\n}\n", anycastAddr)
 	}

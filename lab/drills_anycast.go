@@ -15,7 +15,7 @@ const weu, enam = 0, 1
 const (
 	titleDrain   = "anycast: a node drained while the client asks at 500 q/s: none lost, the route moves within 1 s"
 	titleSigterm = "anycast: a node stopped with SIGTERM, as systemd does on upgrade: none lost"
-	titleKill    = "anycast: a node killed with SIGKILL: its route gone within the BGP hold time, loss bounded by it"
+	titleKill    = "anycast: a node killed with SIGKILL, its machine silent: its route gone within the BGP hold time, loss bounded by it"
 	titleNoStore = "anycast: a node starts with the store unreachable and no last good file: never announced, no wrong answer"
 )
 
@@ -122,6 +122,15 @@ func (l *lab) drillKillAnycast() result {
 	if !ok {
 		return r
 	}
+	// The node's machine goes silent with it, as in a power cut: without
+	// this the kernel closes the dead process's session at once (a FIN)
+	// and the hold time never matters.
+	ns := l.regionNS(weu)
+	if err := l.cut(ns, "chain out { type filter hook output priority 0; tcp dport 179 drop; }\n"+
+		"chain in { type filter hook input priority 0; tcp sport 179 drop; }"); err != nil {
+		r.err = err
+		return l.anycastEnd(&r, from)
+	}
 	at := time.Now()
 	l.nodes[weu].kill()
 	// The router drops WEU's route when the hold time runs out (the last
@@ -129,8 +138,10 @@ func (l *lab) drillKillAnycast() result {
 	// writes its table: a quarter of a second more.
 	bound := holdTime + 250*time.Millisecond
 	gone := l.router.waitNextHop(at, enam, 10*time.Second)
-	r.add("route moved from WEU to ENAM after kill -9", gone, bound, fmt.Sprintf("BGP hold time %v", holdTime))
-	time.Sleep(time.Second)
+	r.add("route moved from WEU to ENAM after kill -9", gone, bound, fmt.Sprintf("BGP hold time %v; its BGP packets dropped", holdTime))
+	if err := l.heal(ns); err != nil {
+		r.err = err
+	}
 	l.restartWEU(&r)
 	res := l.anycastEnd(&r, from)
 	k := l.anycast.judge(from, time.Now().Add(-time.Second))
@@ -164,24 +175,42 @@ func (l *lab) drillStartWithoutStore() result {
 		r.err = err
 		return l.anycastEnd(&r, from)
 	}
-	if err := n.start(); err != nil {
+	// Not migrating: its migrations would wait 30 s for the store before
+	// the node serves, and the drill is about a node that serves.
+	migrate := n.migrate
+	n.migrate = false
+	runs := n.count("glbd serving") // the log holds every run's lines
+	err := n.start()
+	n.migrate = migrate
+	if err != nil {
 		r.err = err
 		_ = l.heal(ns)
 		return l.anycastEnd(&r, from)
 	}
-	// Ten seconds up without a snapshot: never announced.
-	watch := time.Now()
+	started := time.Now()
 	announced := false
-	for time.Since(watch) < 10*time.Second {
-		for _, a := range l.router.announcers() {
-			announced = announced || a == regions[weu]
+	watch := func(d time.Duration) {
+		for end := time.Now().Add(d); time.Now().Before(end); {
+			for _, a := range l.router.announcers() {
+				announced = announced || a == regions[weu]
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
+	// Up (its listeners bound, its BGP session established), then ten
+	// seconds without a snapshot: never announced.
+	for n.count("glbd serving") == runs && time.Since(started) < 30*time.Second {
+		watch(200 * time.Millisecond)
+	}
+	if n.count("glbd serving") == runs {
+		r.err = fmt.Errorf("WEU did not start serving within 30 s with the store unreachable: %s", n.logTail())
+	}
+	watch(10 * time.Second)
 	if announced {
 		r.err = fmt.Errorf("WEU announced the anycast address without a snapshot")
 	}
-	r.notes = append(r.notes, fmt.Sprintf("WEU up 10 s with the store unreachable and no last good file: announced %v", announced))
+	r.notes = append(r.notes, fmt.Sprintf("WEU up %v with the store unreachable and no last good file, the last 10 s serving: announced %v",
+		time.Since(started).Round(100*time.Millisecond), announced))
 	if err := l.heal(ns); err != nil {
 		r.err = err
 	}

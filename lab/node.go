@@ -78,6 +78,12 @@ func (n *node) logged(msg string) bool {
 	return strings.Contains(string(b), msg)
 }
 
+// count is how many times glbd has logged msg, over all its runs.
+func (n *node) count(msg string) int {
+	b, _ := os.ReadFile(filepath.Join(n.l.dir, n.name+".log"))
+	return strings.Count(string(b), msg)
+}
+
 func (n *node) logTail() string {
 	b, _ := os.ReadFile(filepath.Join(n.l.dir, n.name+".log"))
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
