@@ -6,7 +6,6 @@ package bgp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -284,11 +283,8 @@ func (s *Speaker) Stop() {
 	if err != nil {
 		s.log.Warn("withdrawing before stop", "err", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := s.srv.StopBgp(ctx, &api.StopBgpRequest{}); err != nil && !errors.Is(err, context.Canceled) {
-		s.log.Warn("stopping bgp", "err", err)
-	}
+	// Stop sends each peer a Cease and closes the sessions (StopBgp;
+	// calling that first too makes GoBGP log an error for the second).
 	s.srv.Stop()
 }
 
