@@ -58,6 +58,9 @@ type fleet struct {
 
 	// ran is closed when run returns: stop reports after it.
 	ran chan struct{}
+	// kick asks for a report now (a drain of this node asked through its
+	// own API; ownDrain). nil: reports every second only.
+	kick <-chan struct{}
 
 	reports  *prometheus.CounterVec
 	draining prometheus.Gauge
@@ -108,6 +111,7 @@ func (f *fleet) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-f.kick:
 		}
 	}
 }

@@ -172,6 +172,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 			return err
 		}
 	}
+	kick := make(chan struct{}, 1) // the node's own drain, from its API to its fleet loop
 	ln, err := net.Listen("tcp", cfg.APIListen)
 	if err != nil {
 		dns.shutdown()
@@ -179,7 +180,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	}
 	httpSrv := &http.Server{
 		Handler: console.Mount(api.New(api.Options{
-			Store: store, Token: cfg.APIToken, Explainer: explainer{n: n, geo: geo}, Snapshot: explainer{n: n, geo: geo}.snapshot,
+			Store: ownDrain{Store: store, node: cfg.Node, kick: kick}, Token: cfg.APIToken, Explainer: explainer{n: n, geo: geo}, Snapshot: explainer{n: n, geo: geo}.snapshot,
 			Ready: n.ready, Health: n.agreedHealth, OwnView: checker.PoolView, Registry: reg, Logger: log,
 			Outbound: cfg.Outbound.policy, Resolver: resolver, NodeGoneAfter: cfg.Fleet.NodeGoneAfter,
 			Transfers: dns.transferState(),
@@ -221,6 +222,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	go n.run(ctx)
 	go dns.runCookies(ctx, store)
 	fl := newFleet(cfg, log, store, n, dns, checker, reg, n.notify)
+	fl.kick = kick
 	fctx, fcancel := context.WithCancel(ctx)
 	defer fcancel()
 	var ac *anycast
