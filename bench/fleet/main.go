@@ -72,22 +72,29 @@ func main() {
 	flag.Parse()
 	log.SetFlags(log.Ltime)
 
-	server := *url
+	if err := bench(*url, p, *matrix); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// bench runs the measurements; a cluster of its own is removed however
+// they end (log.Fatal would skip the removal and leave it running).
+func bench(server string, p params, matrix bool) error {
 	if server == "" {
 		dir, err := os.MkdirTemp("", "glb-fleet-")
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		c, err := startCluster(dir)
 		if err != nil {
 			os.RemoveAll(dir)
-			log.Fatal(err)
+			return err
 		}
 		defer c.Remove()
 		server = c.URL()
 	}
 	runs := []params{p}
-	if *matrix {
+	if matrix {
 		runs = nil
 		for _, m := range []int{1000, 10000} {
 			for _, n := range []int{8, 32, 64} {
@@ -102,14 +109,15 @@ func main() {
 		db := fmt.Sprintf("glb_fleet_%d", i)
 		dbURL, err := freshDatabase(server, db)
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		r, err := run(context.Background(), dbURL, q)
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		fmt.Println(r)
 	}
+	return nil
 }
 
 // startCluster starts a cluster configured as a production one would be
