@@ -39,6 +39,9 @@ type OriginHealth struct {
 	// view. An origin no node has checked yet counts as healthy.
 	Healthy *bool  `json:"healthy,omitempty"`
 	Reason  string `json:"reason,omitempty"`
+	// Note is what the checks of a healthy origin noted, agreed across
+	// the nodes: a tls monitor's days left.
+	Note string `json:"note,omitempty"`
 	// State is the one word for the origin: up, down, or not_checked when
 	// no node reports a check of it (its pool has no monitor, or none has
 	// run yet); not_checked counts as up for steering.
@@ -193,6 +196,9 @@ func buildPoolHealth(p *pools.Pool, views []pools.NodeHealth, agreed *pools.Heal
 		if known && !h.Healthy {
 			out.Origins[i].Reason = h.Reason
 			out.Origins[i].State = StateDown
+		}
+		if known && h.Healthy {
+			out.Origins[i].Note = h.Note
 		}
 		if ok && og.Enabled && og.Weight > 0 {
 			healthy++

@@ -195,3 +195,28 @@ func TestCombineIsDeterministic(t *testing.T) {
 		t.Errorf("got %+v, want down with the first down region's reason", first)
 	}
 }
+
+// A healthy origin's agreed state carries the note of the first healthy
+// voting node, in node order (a certificate's days left); a down node's
+// reason or a node outside check_regions does not make it.
+func TestDecideHealthyNote(t *testing.T) {
+	t.Parallel()
+	st := func(healthy bool, reason string) pools.OriginState {
+		return pools.OriginState{Healthy: healthy, Reason: reason}
+	}
+	fresh := []entry{
+		{node: "n1", region: "SAS", state: st(true, "certificate valid for 80 more days")},
+		{node: "n2", region: "WEU", state: st(false, "certificate expires in 2 days, under min_days_valid 7")},
+		{node: "n3", region: "WEU", state: st(true, "")},
+		{node: "n4", region: "WEU", state: st(true, "certificate valid for 81 more days")},
+	}
+	if oh, ok := decide(fresh, nil); !ok || !oh.Healthy || oh.Note != "certificate valid for 80 more days" {
+		t.Errorf("every region votes: %+v", oh)
+	}
+	if oh, ok := decide(fresh, map[string]bool{"WEU": true}); !ok || !oh.Healthy || oh.Note != "certificate valid for 81 more days" {
+		t.Errorf("only WEU votes: %+v", oh)
+	}
+	if oh, _ := decide(fresh[1:2], nil); oh.Healthy || oh.Note != "" {
+		t.Errorf("down: %+v", oh)
+	}
+}

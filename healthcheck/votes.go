@@ -158,6 +158,17 @@ type regionVote struct {
 	reason         string // first unhealthy node's, in node order
 }
 
+// healthyNote is the note of the first healthy voting entry that has one,
+// in node order (a tls monitor's days left).
+func healthyNote(fresh []entry, voting map[string]bool) string {
+	for _, e := range fresh {
+		if e.state.Healthy && e.state.Reason != "" && (len(voting) == 0 || voting[e.region]) {
+			return e.state.Reason
+		}
+	}
+	return ""
+}
+
 // decide applies the rules of agreed health to one origin's fresh entries;
 // ok is false when no voting region reports. Given the same inputs every
 // node computes the same result, so that DNS answers do not depend on
@@ -221,7 +232,7 @@ func decide(fresh []entry, voting map[string]bool) (pools.OriginHealth, bool) {
 		}
 	}
 	if 2*up > len(regions) {
-		return pools.OriginHealth{Healthy: true}, true
+		return pools.OriginHealth{Healthy: true, Note: healthyNote(fresh, voting)}, true
 	}
 	rv := regions[firstDown]
 	reason := cmp.Or(rv.reason, "no majority of nodes healthy")

@@ -23,6 +23,10 @@ type PoolRegion struct {
 type OriginHealth struct {
 	Healthy bool
 	Reason  string // why not healthy
+	// Note is what the checks of a healthy origin noted, such as the days
+	// a tls monitor's certificate has left: the first healthy voting
+	// node's, in node order, so that every node agrees on it.
+	Note string
 }
 
 // Health is the health view that steering compiles into a snapshot: the

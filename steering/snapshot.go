@@ -68,6 +68,7 @@ type Origin struct {
 	Enabled bool
 	Healthy bool
 	Reason  string // why not healthy
+	Note    string // what a healthy origin's checks noted (explain shows it)
 	hash    uint64 // rendezvous hashing key, stable across snapshots
 }
 
@@ -452,7 +453,7 @@ func compilePool(p *pools.Pool, idx int32, monitors map[string]bool, h *pools.He
 		}
 		if p.Checked() && ph != nil {
 			if oh, ok := ph.Origins[o.Name]; ok {
-				co.Healthy, co.Reason = oh.Healthy, oh.Reason
+				co.Healthy, co.Reason, co.Note = oh.Healthy, oh.Reason, oh.Note
 			}
 		}
 		hf := fnv.New64a()

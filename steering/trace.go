@@ -154,6 +154,9 @@ type TraceWeight struct {
 	Name   string  `json:"name"`
 	Weight float64 `json:"weight"`
 	Share  float64 `json:"share"`
+	// Note is what the origin's checks noted while healthy, such as a
+	// certificate's days left.
+	Note string `json:"note,omitempty"`
 }
 
 // TraceRecord is one record of the answer.
@@ -376,7 +379,7 @@ func (tr *Trace) finish(s *Snapshot, lb *LB, p *pool, elig uint64, ans *Answer) 
 	}
 	for m := elig; m != 0; m &= m - 1 {
 		o := &p.origins[bits.TrailingZeros64(m)]
-		tr.Origins.Eligible = append(tr.Origins.Eligible, TraceWeight{Name: o.Name, Weight: o.Weight, Share: o.Weight / total})
+		tr.Origins.Eligible = append(tr.Origins.Eligible, TraceWeight{Name: o.Name, Weight: o.Weight, Share: o.Weight / total, Note: o.Note})
 	}
 	if ans.Fallback {
 		tr.AllDown.Used = true

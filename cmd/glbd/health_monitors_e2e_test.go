@@ -334,12 +334,38 @@ func TestHealthTLSMonitorCertificateDays(t *testing.T) {
 	eventually(t, 10*time.Second, "days left shown in pool health", func() (bool, string) {
 		ph := poolHealth(t, g, pool)
 		for _, o := range ph.Origins {
-			if len(o.Checks) == 0 || o.Checks[0].Reason != "certificate valid for 90 more days" {
-				return false, describeHealth(ph)
+			if len(o.Checks) == 0 || o.Checks[0].Reason != "certificate valid for 90 more days" ||
+				o.Note != "certificate valid for 90 more days" {
+				return false, describeHealth(ph) + fmt.Sprintf(" agreed note of %s: %q", o.Name, o.Note)
 			}
 		}
 		return true, ""
 	})
+	// Explain shows the days left of each healthy origin it may answer.
+	var lbs struct {
+		Result []map[string]any `json:"result"`
+	}
+	g.call("GET", "/api/v1/load_balancers", nil, &lbs)
+	var ex struct {
+		Result struct {
+			Decision struct {
+				Origins struct {
+					Eligible []struct{ Name, Note string } `json:"eligible"`
+				} `json:"origin_steering"`
+			} `json:"decision"`
+		} `json:"result"`
+	}
+	if code := g.call("GET", "/api/v1/load_balancers/"+lbs.Result[0]["id"].(string)+"/explain?client=192.0.2.9", nil, &ex); code != 200 {
+		t.Fatalf("explain: %d", code)
+	}
+	if el := ex.Result.Decision.Origins.Eligible; len(el) != 3 {
+		t.Errorf("explain: eligible %+v, want a, b and c", el)
+	}
+	for _, o := range ex.Result.Decision.Origins.Eligible {
+		if o.Note != "certificate valid for 90 more days" {
+			t.Errorf("explain: origin %s's note %q, want the days left", o.Name, o.Note)
+		}
+	}
 }
 
 // TestMonitorTypesRefusedNamingField: a monitor of a new type missing or
