@@ -43,28 +43,6 @@ type BGPConfig struct {
 	speaker bgp.Config // the above, checked
 }
 
-// spaceListFlag is a repeatable flag whose environment variable holds
-// several values separated by spaces (a value has commas of its own).
-type spaceListFlag struct {
-	p       *[]string
-	fromEnv bool
-}
-
-func (l *spaceListFlag) String() string {
-	if l.p == nil {
-		return ""
-	}
-	return strings.Join(*l.p, " ")
-}
-
-func (l *spaceListFlag) Set(v string) error {
-	if l.fromEnv {
-		*l.p, l.fromEnv = nil, false
-	}
-	*l.p = append(*l.p, v)
-	return nil
-}
-
 // bgpFlags are the --bgp-* flags, --anycast and --max-stale; the function
 // they return checks them after parsing.
 func bgpFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after func() error) {
@@ -77,7 +55,7 @@ func bgpFlags(fs *flag.FlagSet, c *Config, env func(string) string) (after func(
 	fs.Uint64Var(&asn, "bgp-asn", asn, "the node's AS number; 0 = no BGP (env "+envName("bgp-asn")+")")
 	fs.StringVar(&b.RouterID, "bgp-router-id", env(envName("bgp-router-id")), "the node's BGP router ID, an IPv4 address (env "+envName("bgp-router-id")+")")
 	b.Peers = strings.Fields(env(envName("bgp-peer")))
-	fs.Var(&spaceListFlag{p: &b.Peers, fromEnv: len(b.Peers) > 0}, "bgp-peer",
+	fs.Var(&listFlag{p: &b.Peers, fromEnv: len(b.Peers) > 0, whole: true}, "bgp-peer",
 		"a router to announce to, ADDR[:PORT],ASN[,PASSWORD]; repeatable (env "+envName("bgp-peer")+", separated by spaces)")
 	list := func(p *[]string, name, usage string) {
 		*p = commaList(env(envName(name)))

@@ -28,10 +28,12 @@ type OutboundConfig struct {
 
 // listFlag is a repeatable flag whose every value may also be a
 // comma-separated list; the environment's value stands until the first
-// flag, which replaces it (the flag wins).
+// flag, which replaces it (the flag wins). whole keeps each value as
+// given, for values with commas of their own (--bgp-peer).
 type listFlag struct {
 	p       *[]string
 	fromEnv bool
+	whole   bool
 }
 
 func (l *listFlag) String() string {
@@ -44,6 +46,10 @@ func (l *listFlag) String() string {
 func (l *listFlag) Set(v string) error {
 	if l.fromEnv {
 		*l.p, l.fromEnv = nil, false
+	}
+	if l.whole {
+		*l.p = append(*l.p, v)
+		return nil
 	}
 	*l.p = append(*l.p, commaList(v)...)
 	return nil
