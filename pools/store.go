@@ -145,6 +145,7 @@ type Store interface {
 	NotifyStore       // notify.go
 	VersionStore      // rollback.go
 	NodeStore         // nodes.go
+	RUMStore          // rum.go
 
 	Close() error
 }

@@ -233,6 +233,8 @@ type Pool struct {
 	// LoadShedding moves a share of the traffic that would come to this
 	// pool on to the next candidate (Cloudflare's load_shedding).
 	LoadShedding LoadShedding `json:"load_shedding"`
+	// RUM is how real users' browsers time the pool (measured_latency).
+	RUM *PoolRUM `json:"rum,omitempty"`
 }
 
 // PoolMonitor is one monitor of a pool's group.
@@ -408,6 +410,8 @@ type LoadBalancer struct {
 	Safety Safety `json:"safety"`
 	// HTTPS, when set, answers HTTPS queries for the name (https.go).
 	HTTPS *HTTPSRecord `json:"https,omitempty"`
+	// RUM is the real user measurement settings (measured_latency).
+	RUM *LoadBalancerRUM `json:"rum,omitempty"`
 }
 
 // AllDownAction is what a load balancer answers when every candidate

@@ -277,6 +277,7 @@ func (p *Pool) Validate(refs References) error {
 	}
 	checkOwner(&e, "owner", p.Owner)
 	checkShedding(&e, p.LoadShedding)
+	checkPoolRUM(&e, p.RUM)
 	if len(p.Origins) == 0 {
 		e.add("origins", "at least one origin is required")
 	}
@@ -485,9 +486,9 @@ func (l *LoadBalancer) Validate(refs References) error {
 	}
 	inRange(&e, "ttl", l.TTL, 1, 86400)
 	switch l.SteeringPolicy {
-	case SteeringDefault, SteeringOff, SteeringGeo, SteeringProximity, SteeringDynamicLatency, SteeringRandom:
+	case SteeringDefault, SteeringOff, SteeringGeo, SteeringProximity, SteeringDynamicLatency, SteeringMeasuredLatency, SteeringRandom:
 	default:
-		e.add("steering_policy", "must be one of off, geo, proximity, dynamic_latency, random")
+		e.add("steering_policy", "must be one of off, geo, proximity, dynamic_latency, measured_latency, random")
 	}
 	if len(l.DefaultPools) == 0 {
 		e.add("default_pools", "at least one pool is required")
@@ -554,6 +555,7 @@ func (l *LoadBalancer) Validate(refs References) error {
 	inRange(&e, "answers", l.Answers, 0, MaxOriginsPerPool)
 	checkAllDown(&e, l.AllDown)
 	checkHTTPS(&e, l.HTTPS)
+	checkLBRUM(&e, l.RUM)
 	notNegative(&e, "safety.min_serving_pools", l.Safety.MinServingPools)
 	notNegative(&e, "safety.max_shifted_zones", l.Safety.MaxShiftedZones)
 	return e.err()

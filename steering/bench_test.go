@@ -45,7 +45,11 @@ func benchWorld(t testing.TB) *Snapshot {
 	w.cfg.Rollouts = append(w.cfg.Rollouts, pools.Rollout{Meta: pools.Meta{ID: "bench"}, LoadBalancer: "lb-staged",
 		DefaultPools: []string{"p3", "p2", "p1", "p0"}, FromDefaultPools: ids, Steps: []float64{50, 100},
 		StepInterval: "24h", StartsAt: time.Now().Add(-time.Minute), State: pools.RolloutRunning})
-	return w.compile(t)
+	// measured: the RUM table's network level ranks the pools.
+	w.lb("measured", ids, "p3").SteeringPolicy = pools.SteeringMeasuredLatency
+	m := &Measurements{Networks: []MeasuredGroup{{Prefix: netip.MustParsePrefix("198.51.100.0/24"),
+		Pools: []MeasuredPool{{"p0", 90, 100, 50}, {"p1", 80, 90, 50}, {"p2", 20, 30, 50}, {"p3", 40, 50, 50}}}}}
+	return Remeasure(w.compile(t), m)
 }
 
 var benchClient = geodata.Location{Zone: "zone-0", Region: "WEU", Country: "FR", Latitude: 48.85, Longitude: 2.35, HasCoordinates: true, Prefix: 16}
@@ -54,7 +58,7 @@ func benchRequest() *Request {
 	return &Request{Client: benchClient, Subnet: netip.MustParsePrefix("198.51.100.0/24"), SourcePrefix: 24, Type: QTypeA}
 }
 
-var benchPolicies = []string{"off", "geo", "proximity", "zonal", "geozonal", "staged"}
+var benchPolicies = []string{"off", "geo", "proximity", "zonal", "geozonal", "staged", "measured"}
 
 // TestDecideAllocatesNothing proves the answer path's decision is
 // allocation-free for every benchmarked policy with answers = 1, and so

@@ -56,24 +56,11 @@ func (s *Snapshot) candidates(lb *LB, req *Request, rnd Rand, w *scratch, tr *Tr
 		}
 	case pools.SteeringDynamicLatency:
 		n = copy(buf[:], defaults)
-		r := regionIndex(req.Client.Region)
-		if r < 0 {
-			// Resolvers ask the nameserver that answers them fastest, so a
-			// client of unknown location is best guessed near this node.
-			r = s.region
-		}
-		if tr != nil {
-			tr.rttRegion(s, lb, req, r)
-		}
-		if r >= 0 && lb.dynRegion[r] >= 0 {
-			eff := lb.dynRegion[r]
-			for i := range n {
-				keys[i] = math.Inf(1) // no data: after the others, in order
-				if rtt := s.pools[buf[i]].rtt[eff]; rtt > 0 {
-					keys[i] = float64(rtt.Microseconds()) / 1000
-				}
-			}
-			sortByKey(buf[:n], keys[:n])
+		s.rttOrder(lb, req, buf[:n], keys[:n], tr)
+	case pools.SteeringMeasuredLatency:
+		n = copy(buf[:], defaults)
+		if !s.measuredOrder(lb, req, buf[:n], keys[:n], tr) {
+			s.rttOrder(lb, req, buf[:n], keys[:n], tr)
 		}
 	case pools.SteeringRandom:
 		n = copy(buf[:], defaults)
@@ -90,6 +77,30 @@ func (s *Snapshot) candidates(lb *LB, req *Request, rnd Rand, w *scratch, tr *Tr
 		tr.candidates(s, lb, req, buf[:n], geoLen, geoSrc, keys[:])
 	}
 	return buf[:n]
+}
+
+// rttOrder sorts cands by the smoothed health-check RTT from the client's
+// region (dynamic_latency); keys receive the RTTs.
+func (s *Snapshot) rttOrder(lb *LB, req *Request, cands []int32, keys []float64, tr *Trace) {
+	r := regionIndex(req.Client.Region)
+	if r < 0 {
+		// Resolvers ask the nameserver that answers them fastest, so a
+		// client of unknown location is best guessed near this node.
+		r = s.region
+	}
+	if tr != nil {
+		tr.rttRegion(s, lb, req, r)
+	}
+	if r >= 0 && lb.dynRegion[r] >= 0 {
+		eff := lb.dynRegion[r]
+		for i := range cands {
+			keys[i] = math.Inf(1) // no data: after the others, in order
+			if rtt := s.pools[cands[i]].rtt[eff]; rtt > 0 {
+				keys[i] = float64(rtt.Microseconds()) / 1000
+			}
+		}
+		sortByKey(cands, keys)
+	}
 }
 
 // randomPool draws the index (in defaults) of the pool that goes first

@@ -153,7 +153,8 @@ func (s *Snapshot) Decide(lb *LB, req *Request, rnd Rand, ans *Answer, tr *Trace
 
 	// Step 8: the ECS scope.
 	// A staged pool order is drawn by the client's subnet.
-	hashed := p.hashPolicy || hashShed || lb.order != nil
+	// measured_latency ranks by the client's /24 or /48 network.
+	hashed := p.hashPolicy || hashShed || lb.order != nil || lb.policy == pools.SteeringMeasuredLatency
 	ans.LocationDependent = lb.locationDependent || hashed
 	ans.Scope = 0
 	if ans.LocationDependent && ans.N > 0 {

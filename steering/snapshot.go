@@ -48,6 +48,8 @@ type Snapshot struct {
 	// orders are the rollouts of a pool order in force at built, by load
 	// balancer id (nil: none).
 	orders map[string]*pools.Rollout
+	// measured is the RUM table measured_latency ranks by (nil: none).
+	measured *measured
 }
 
 // originStride is the number of origin slots per pool in the global origin
@@ -135,6 +137,8 @@ type LB struct {
 	// in region r: r itself if any pool has data there, else the nearest
 	// region that has; -1 when no region has data.
 	dynRegion [numRegions]int8
+	// rumMin is rum.min_samples: a pool's samples at a level count from it.
+	rumMin int32
 	// locationDependent: the pool order or the origin set depends on where
 	// the client is, whatever the health (ECS scope rule, §2 step 8).
 	locationDependent bool
@@ -312,6 +316,8 @@ type Options struct {
 	// Now is the clock that says which shifts are in force; nil is
 	// time.Now.
 	Now func() time.Time
+	// Measured is the RUM table measured_latency ranks by (nil: none).
+	Measured *Measurements
 }
 
 // CompileFor is Compile for a node with opts.
@@ -351,6 +357,7 @@ func CompileFor(cfg *pools.Config, h *pools.Health, opts Options) (*Snapshot, er
 		s.poolByID[cp.id] = idx
 		s.pools = append(s.pools, cp)
 	}
+	s.measured = s.compileMeasured(opts.Measured)
 	zones := zoneNames(cfg)
 	lbs := make([]*LB, 0, len(cfg.LoadBalancers))
 	for i := range cfg.LoadBalancers {
@@ -533,6 +540,7 @@ func (s *Snapshot) compileLB(l *pools.LoadBalancer, zones map[string]string) (*L
 		ratio:     l.ZonalAffinity.SpilloverRatio,
 		answers:   l.Answers,
 		https:     l.HTTPS,
+		rumMin:    int32(l.RUMMinSamples()),
 	}
 	if lb.ttl == 0 {
 		lb.ttl = 30
@@ -608,7 +616,8 @@ func (s *Snapshot) compileLB(l *pools.LoadBalancer, zones map[string]string) (*L
 		lb.sheds = lb.sheds || s.pools[p].shedShare > 0
 	}
 	lb.locationDependent = lb.policy == pools.SteeringGeo || lb.policy == pools.SteeringProximity ||
-		lb.policy == pools.SteeringDynamicLatency || lb.spillover != pools.AffinityDisabled
+		lb.policy == pools.SteeringDynamicLatency || lb.policy == pools.SteeringMeasuredLatency ||
+		lb.spillover != pools.AffinityDisabled
 	return lb, nil
 }
 

@@ -23,6 +23,9 @@ type Trace struct {
 	// RTT is which region's round-trip times ranked the pools and why
 	// (dynamic_latency only).
 	RTT *TraceRTT `json:"rtt,omitempty"`
+	// Measured is which client group's RUM figures ranked the pools, with
+	// the figures (measured_latency only).
+	Measured *TraceMeasured `json:"measured,omitempty"`
 	// ECSScope is the scope prefix length echoed in an ECS reply.
 	ECSScope          int  `json:"ecs_scope"`
 	LocationDependent bool `json:"location_dependent"`
@@ -107,6 +110,8 @@ type TraceCandidate struct {
 	MinimumOrigins int      `json:"minimum_origins"`
 	DistanceKm     *float64 `json:"distance_km,omitempty"`
 	RTTMs          *float64 `json:"rtt_ms,omitempty"`
+	// MeasuredMs is the RUM median that ranked the pool (measured_latency).
+	MeasuredMs *float64 `json:"measured_ms,omitempty"`
 	// Shifts in force that take this pool, or some of its origins, out of
 	// traffic for this load balancer; ShiftedOrigins names those origins.
 	Shifts         []string   `json:"shifts,omitempty"`
@@ -203,6 +208,12 @@ func (tr *Trace) candidates(s *Snapshot, lb *LB, req *Request, list []int32, geo
 				c.DistanceKm = &km
 			case pools.SteeringDynamicLatency:
 				c.RTTMs = &k
+			case pools.SteeringMeasuredLatency:
+				if tr.Measured != nil && tr.Measured.Level == LevelRTT.String() {
+					c.RTTMs = &k
+				} else {
+					c.MeasuredMs = &k
+				}
 			}
 		}
 		e := lb.shift.entry(pi)

@@ -66,6 +66,12 @@ func Update(prev *Snapshot, cfg *pools.Config, h *pools.Health, healthChanged ma
 	if err := s.indexLBs(prev, lbs); err != nil {
 		return nil, err
 	}
+	// The RUM table holds pool indices: a deleted pool's slot answers for
+	// no load balancer, a new pool is ranked once compiled in.
+	s.measured = prev.measured
+	if s.measured != nil && len(s.pools) != len(prev.pools) {
+		s.measured = s.compileMeasured(prev.measured.src)
+	}
 	return s, nil
 }
 

@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"AnswerCounts", testAnswerCounts},
 		{"AnswerCountsWindow", testAnswerCountsWindow},
 		{"QuerySamples", testQuerySamples},
+		{"RUM", testRUM},
 		{"MonitorGroups", testMonitorGroups},
 		{"MonitorTypes", testMonitorTypes},
 		{"NotifySubscriptions", testNotifySubscriptions},

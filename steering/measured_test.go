@@ -1,0 +1,194 @@
+package steering
+
+import (
+	"net/netip"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/glb-dns/glb/geodata"
+	"github.com/glb-dns/glb/pools"
+)
+
+// measuredWorld: three pools; health-check RTT from WEU puts us first,
+// so that a RUM ranking shows by moving another pool ahead of it.
+func measuredWorld() *world {
+	w := threePools()
+	l := w.lb("www", []string{"us", "eu", "ap"}, "fb")
+	l.SteeringPolicy = pools.SteeringMeasuredLatency
+	l.RUM = &pools.LoadBalancerRUM{SiteKeys: []string{"site-key-1"}, MinSamples: 10}
+	w.health.RTT = map[pools.PoolRegion]time.Duration{
+		{Pool: "us", Region: "WEU"}: 5 * time.Millisecond,
+		{Pool: "eu", Region: "WEU"}: 50 * time.Millisecond,
+		{Pool: "ap", Region: "WEU"}: 90 * time.Millisecond,
+	}
+	return w
+}
+
+func fig(pool string, median float64, samples int) MeasuredPool {
+	return MeasuredPool{Pool: pool, MedianMs: median, P75Ms: median * 1.2, Samples: samples}
+}
+
+// measurements: the network 198.51.100.0/24 finds ap fastest, France eu,
+// WEU ap again but with fewer samples than min_samples for eu; the
+// resolver 192.0.2.0/24 has the networks behind it that find eu fastest.
+func measurements() *Measurements {
+	return &Measurements{
+		Networks: []MeasuredGroup{
+			{Prefix: netip.MustParsePrefix("198.51.100.0/24"), Pools: []MeasuredPool{fig("us", 80, 30), fig("eu", 60, 30), fig("ap", 20, 30)}},
+			// The first /24 of a /16 an ECS subnet names: not its network.
+			{Prefix: netip.MustParsePrefix("198.51.0.0/24"), Pools: []MeasuredPool{fig("us", 10, 30), fig("ap", 20, 30)}},
+			// Too few samples: the network level passes.
+			{Prefix: netip.MustParsePrefix("203.0.113.0/24"), Pools: []MeasuredPool{fig("us", 80, 9), fig("ap", 20, 9)}},
+		},
+		Resolvers: []MeasuredGroup{{Prefix: netip.MustParsePrefix("192.0.2.0/24"),
+			Pools: []MeasuredPool{fig("us", 70, 40), fig("eu", 15, 40)}, Behind: []MeasuredLink{{netip.MustParsePrefix("198.18.7.0/24"), 12}}}},
+		Countries: []MeasuredGroup{{Key: "FR", Pools: []MeasuredPool{fig("us", 90, 50), fig("eu", 30, 50), fig("ap", 200, 50)}}},
+		Regions:   []MeasuredGroup{{Key: "WEU", Pools: []MeasuredPool{fig("us", 90, 100), fig("eu", 40, 9), fig("ap", 60, 100)}}},
+		Built:     time.Unix(1_800_000_000, 0).UTC(),
+		Window:    15 * time.Minute,
+	}
+}
+
+func ecsReq(cidr string, loc geodata.Location) Request {
+	p := netip.MustParsePrefix(cidr)
+	return Request{Client: loc, Subnet: p, SourcePrefix: p.Bits()}
+}
+
+func TestPolicyMeasuredLatencyLevels(t *testing.T) {
+	t.Parallel()
+	w := measuredWorld()
+	s, err := CompileFor(&w.cfg, w.health.h(), Options{Measured: measurements()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := geodata.Location{Country: "FR", Region: "WEU", Prefix: 16}
+	de := geodata.Location{Country: "DE", Region: "WEU", Prefix: 16}
+	for _, c := range []struct {
+		name   string
+		req    Request
+		level  string
+		group  string
+		order  []string
+		answer string
+	}{
+		{"network", ecsReq("198.51.100.0/24", fr), "network", "198.51.100.0/24", []string{"ap", "eu", "us"}, "ap1"},
+		// A /16 ECS subnet is wider than a network: the country decides.
+		{"wide ECS", ecsReq("198.51.0.0/16", fr), "country", "FR", []string{"eu", "us", "ap"}, "eu1"},
+		// The network's samples are under min_samples: the country.
+		{"thin network", ecsReq("203.0.113.0/24", fr), "country", "FR", []string{"eu", "us", "ap"}, "eu1"},
+		// No country figures: the region, where eu has too few samples
+		// and so follows the pools that have them.
+		{"region", ecsReq("198.18.9.0/24", de), "region", "WEU", []string{"ap", "us", "eu"}, "ap1"},
+		// Nothing anywhere: health-check RTT, as dynamic_latency.
+		{"rtt", ecsReq("198.18.9.0/24", geodata.Location{Region: "EEU", Prefix: 16}), "rtt", "", []string{"us", "eu", "ap"}, "us1"},
+		// No ECS, from a resolver whose clients reported: steered for them.
+		{"resolver", Request{Client: de, Subnet: netip.MustParsePrefix("192.0.2.0/24"), SourcePrefix: -1}, "resolver", "192.0.2.0/24", []string{"eu", "us", "ap"}, "eu1"},
+		// The same resolver's subnet sent as ECS is a client network, not
+		// a resolver: no network figures there, the region decides.
+		{"resolver as ECS", ecsReq("192.0.2.0/24", de), "region", "WEU", []string{"ap", "us", "eu"}, "ap1"},
+	} {
+		_, tr, got := decide(t, s, "www.glb.example.com", c.req, nil)
+		if tr.Measured == nil {
+			t.Fatalf("%s: no measured trace", c.name)
+		}
+		if tr.Measured.Level != c.level || tr.Measured.Group != c.group {
+			t.Errorf("%s: level %s group %q, want %s %q (%s)", c.name, tr.Measured.Level, tr.Measured.Group, c.level, c.group, tr.Measured.Reason)
+		}
+		if !slices.Equal(candidateIDs(tr), c.order) || !slices.Equal(got, []string{c.answer}) {
+			t.Errorf("%s: order %v answer %v, want %v %s", c.name, candidateIDs(tr), got, c.order, c.answer)
+		}
+	}
+
+	// Explain shows the figures of the deciding level and whether each
+	// counted.
+	_, tr, _ := decide(t, s, "www.glb.example.com", ecsReq("198.18.9.0/24", de), nil)
+	want := map[string]TraceMeasuredPool{
+		"us": {Pool: "us", Name: "us", MedianMs: 90, P75Ms: 108, Samples: 100, Counted: true},
+		"eu": {Pool: "eu", Name: "eu", MedianMs: 40, P75Ms: 48, Samples: 9, Counted: false},
+		"ap": {Pool: "ap", Name: "ap", MedianMs: 60, P75Ms: 72, Samples: 100, Counted: true},
+	}
+	if len(tr.Measured.Pools) != 3 || tr.Measured.MinSamples != 10 || tr.Measured.Window != "15m0s" {
+		t.Fatalf("region trace %+v", tr.Measured)
+	}
+	for _, p := range tr.Measured.Pools {
+		if p != want[p.Pool] {
+			t.Errorf("region figures of %s: %+v, want %+v", p.Pool, p, want[p.Pool])
+		}
+	}
+	if m := tr.Candidates[0].MeasuredMs; m == nil || *m != 60 {
+		t.Errorf("first candidate's measured_ms %v, want 60", m)
+	}
+	_, tr, _ = decide(t, s, "www.glb.example.com", Request{Client: de, Subnet: netip.MustParsePrefix("192.0.2.0/24"), SourcePrefix: -1}, nil)
+	if len(tr.Measured.Behind) != 1 || tr.Measured.Behind[0] != (TraceMeasuredLink{"198.18.7.0/24", 12}) {
+		t.Errorf("resolver trace behind %+v", tr.Measured.Behind)
+	}
+}
+
+// Unhealthy pools are passed over whatever users measured; min_samples
+// raised past every figure makes health-check RTT decide.
+func TestPolicyMeasuredLatencyHealthAndMinSamples(t *testing.T) {
+	t.Parallel()
+	w := measuredWorld()
+	w.down("ap", "ap1")
+	s, err := CompileFor(&w.cfg, w.health.h(), Options{Measured: measurements()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := geodata.Location{Country: "FR", Region: "WEU", Prefix: 16}
+	if _, tr, got := decide(t, s, "www.glb.example.com", ecsReq("198.51.100.0/24", fr), nil); !slices.Equal(got, []string{"eu1"}) || tr.Measured.Level != "network" {
+		t.Errorf("ap down: got %v at level %s, want eu1 (next by the network's medians)", got, tr.Measured.Level)
+	}
+	w.cfg.LoadBalancers[0].RUM.MinSamples = 1000
+	s, err = CompileFor(&w.cfg, w.health.h(), Options{Measured: measurements()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, tr, got := decide(t, s, "www.glb.example.com", ecsReq("198.51.100.0/24", fr), nil); !slices.Equal(got, []string{"us1"}) || tr.Measured.Level != "rtt" {
+		t.Errorf("min_samples 1000: got %v at level %s, want us1 by RTT", got, tr.Measured.Level)
+	}
+}
+
+// The table is replaced without recompiling, carried by Update, and
+// follows pools that come after it was compiled; the ECS scope of a
+// measured answer is the client's subnet.
+func TestMeasuredRemeasureAndUpdate(t *testing.T) {
+	t.Parallel()
+	w := measuredWorld()
+	s := w.compile(t)
+	fr := geodata.Location{Country: "FR", Region: "WEU", Prefix: 8}
+	req := ecsReq("198.51.100.0/24", fr)
+	if _, tr, got := decide(t, s, "www.glb.example.com", req, nil); !slices.Equal(got, []string{"us1"}) || tr.Measured.Level != "rtt" {
+		t.Fatalf("no table: got %v level %s", got, tr.Measured.Level)
+	}
+	r := Remeasure(s, measurements())
+	if r.Parent() != s.Generation() || len(r.Rebuilt()) != 0 || r.Rebuilt() == nil {
+		t.Errorf("remeasured: parent %d rebuilt %v, want parent %d and nothing rebuilt", r.Parent(), r.Rebuilt(), s.Generation())
+	}
+	ans, _, got := decide(t, r, "www.glb.example.com", req, nil)
+	if !slices.Equal(got, []string{"ap1"}) {
+		t.Errorf("remeasured: got %v, want ap1", got)
+	}
+	if ans.Scope != 24 {
+		t.Errorf("scope %d, want 24 (the network that decided, though the location is a /8)", ans.Scope)
+	}
+	// The old snapshot is unchanged.
+	if _, _, got := decide(t, s, "www.glb.example.com", req, nil); !slices.Equal(got, []string{"us1"}) {
+		t.Errorf("the remeasured snapshot changed its parent: %v", got)
+	}
+	// A new pool, measured faster than all, joins the default pools.
+	w.pool("new", origin{"new1", "192.0.2.99", "", 1})
+	w.cfg.Pools[len(w.cfg.Pools)-1].Monitor = "mon"
+	w.cfg.LoadBalancers[0].DefaultPools = []string{"us", "eu", "ap", "new"}
+	w.cfg.LoadBalancers[0].Revision++
+	m := measurements()
+	m.Networks[0].Pools = append(m.Networks[0].Pools, fig("new", 1, 30))
+	r = Remeasure(r, m)
+	u, err := Update(r, &w.cfg, w.health.h(), map[string]bool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, got := decide(t, u, "www.glb.example.com", req, nil); !slices.Equal(got, []string{"new1"}) {
+		t.Errorf("after update with a new pool: got %v, want new1", got)
+	}
+}
