@@ -223,6 +223,9 @@ func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr, answers *
 		}
 		n := z.nodes[string(name)]
 		if n == nil {
+			if i == 0 && s.rumName(z, name, b, src) {
+				return
+			}
 			b.rcode = rcodeNXDomain
 			b.negative(z, name, nil)
 			return

@@ -66,6 +66,9 @@ type Config struct {
 	// Sample keeps recent load balancer queries for the real-traffic
 	// preview (several servers may share one); nil keeps none.
 	Sample *analytics.Sample
+	// RUMTokens records the RUM beacon names asked for without ECS, and
+	// makes the rum subtree of every zone exist (rum.go); nil: neither.
+	RUMTokens RUMTokens
 	// UDPPath is how UDP sockets are read and answered: UDPBatched (the
 	// default), UDPReader or UDPPortable.
 	UDPPath string

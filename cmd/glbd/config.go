@@ -114,6 +114,8 @@ type Config struct {
 	// BGP announces the node's anycast prefixes (--bgp-*, --anycast,
 	// --max-stale).
 	BGP BGPConfig
+	// RUM is how real user measurements are collected (--rum-*).
+	RUM RUMConfig
 	// XDPRequired makes glbd exit when the XDP path cannot be attached;
 	// by default it says why and serves on its sockets.
 	XDPRequired bool
@@ -174,6 +176,7 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 	afterFleet := fleetFlags(fs, c, env)
 	afterBGP := bgpFlags(fs, c, env)
 	afterStore := storeFlags(fs, c, env)
+	afterRUM := rumFlags(fs, c, env)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(out)
@@ -202,6 +205,9 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 		return nil, err
 	}
 	if err := afterStore(); err != nil {
+		return nil, err
+	}
+	if err := afterRUM(); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/glb-dns/glb/dnsserver/xdp"
 	"github.com/glb-dns/glb/geodata"
 	"github.com/glb-dns/glb/internal/version"
+	"github.com/glb-dns/glb/rum"
 	"github.com/glb-dns/glb/transfer"
 )
 
@@ -36,6 +37,9 @@ type dnsService struct {
 	// last is the DNS snapshot last published; the next is built from it
 	// (dnsserver.Update), only the node loop's goroutine touches it.
 	last *dnsserver.Snapshot
+	// tokens are the RUM beacon names asked for, which every server
+	// records (rum.go).
+	tokens *rum.Tokens
 }
 
 // dnsStore is what the DNS server's writes need of the store: UPDATEs and
@@ -47,7 +51,7 @@ type dnsStore interface {
 
 // updates takes the RFC 2136 UPDATEs (the store; nil: NOTIMP).
 func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog.Logger, reg prometheus.Registerer, updates dnsStore) (*dnsService, error) {
-	d := &dnsService{geo: geo, log: log}
+	d := &dnsService{geo: geo, log: log, tokens: rum.NewTokens(4096)}
 	if updates != nil {
 		d.xfr = transfer.New(transfer.Config{Keys: updates, Store: updates, Logger: log})
 	}
@@ -74,7 +78,7 @@ func startDNS(ctx context.Context, cfg *Config, geo *geodata.Resolver, log *slog
 			r = prometheus.WrapRegistererWith(prometheus.Labels{"listener": addr}, reg)
 		}
 		srv, err := dnsserver.New(dnsserver.Config{Addr: addr, UDPSockets: cfg.UDPSockets, Registerer: r, Logger: log,
-			NSID: cfg.NSID, VersionString: cfg.VersionString, RRL: cfg.RRL, Updates: updates, Transfers: transferer(d.xfr), Tap: d.tap, UDPPath: cfg.UDPPath, Counts: d.counts, Sample: d.sample})
+			NSID: cfg.NSID, VersionString: cfg.VersionString, RRL: cfg.RRL, Updates: updates, Transfers: transferer(d.xfr), Tap: d.tap, UDPPath: cfg.UDPPath, Counts: d.counts, Sample: d.sample, RUMTokens: d.tokens})
 		if err == nil {
 			err = srv.Start(ctx)
 		}

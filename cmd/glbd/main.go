@@ -37,6 +37,7 @@ import (
 	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/pools/embedded"
 	"github.com/glb-dns/glb/pools/postgres"
+	"github.com/glb-dns/glb/rum"
 )
 
 func main() {
@@ -178,13 +179,20 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		dns.shutdown()
 		return fmt.Errorf("api: %w", err)
 	}
+	collector := rum.NewCollector(cfg.RUM.Rate, nil)
+	rumHandler := &rum.Handler{Config: n.servedConfig, Collector: collector, TrustedProxies: cfg.RUM.TrustedProxies}
+	if err := rumHandler.Register(reg); err != nil {
+		dns.shutdown()
+		return err
+	}
+	rums := &rumService{collector: collector, tokens: dns.tokens, store: store, node: cfg.Node, cfg: cfg.RUM, n: n, geo: geo, log: log.With("component", "rum")}
 	httpSrv := &http.Server{
-		Handler: console.Mount(api.New(api.Options{
+		Handler: withRUM(console.Mount(api.New(api.Options{
 			Store: ownDrain{Store: store, node: cfg.Node, kick: kick}, Token: cfg.APIToken, Explainer: explainer{n: n, geo: geo}, Snapshot: explainer{n: n, geo: geo}.snapshot,
 			Ready: n.ready, Health: n.agreedHealth, OwnView: checker.PoolView, Registry: reg, Logger: log,
 			Outbound: cfg.Outbound.policy, Resolver: resolver, NodeGoneAfter: cfg.Fleet.NodeGoneAfter,
 			Transfers: dns.transferState(),
-		})),
+		})), rumHandler),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	scheme := "http"
@@ -220,6 +228,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	go geo.Run(ctx)
 	go func() { errc <- checker.Run(ctx) }()
 	go n.run(ctx)
+	go rums.run(ctx)
 	go dns.runCookies(ctx, store)
 	fl := newFleet(cfg, log, store, n, dns, checker, reg, n.notify)
 	fl.kick = kick

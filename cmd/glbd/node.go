@@ -79,6 +79,11 @@ type node struct {
 	rollouts *rolloutWatch
 	ctx      context.Context
 
+	// measured brings the RUM table (rum.go); table is the last one, which
+	// full compiles start from.
+	measured chan *steering.Measurements
+	table    *steering.Measurements
+
 	builds    *prometheus.CounterVec
 	buildTime prometheus.Histogram
 	revision  prometheus.Gauge
@@ -91,6 +96,7 @@ func newNode(log *slog.Logger, store pools.Store, dataDir string, checker *healt
 		log: log.With("component", "node"), store: store, dataDir: dataDir, checker: checker,
 		publish: publish, pollEvery: 2 * time.Second, lastGood: newLastGoodWriter(dataDir, log),
 		tally: healthcheck.NewTally(), own: checker.Follow(), self: checker.Node(), cursors: map[string]pools.HealthCursor{},
+		measured:  make(chan *steering.Measurements),
 		builds:    set.CounterVec("snapshot_builds_total", "Snapshot compilations by result (ok, error).", "result"),
 		buildTime: set.Histogram("snapshot_build_seconds", "Time to compile and publish a snapshot.", prometheus.ExponentialBuckets(0.0001, 4, 10)),
 		revision:  set.Gauge("snapshot_revision", "Configuration revision of the served snapshot."),
@@ -224,6 +230,8 @@ func (n *node) run(ctx context.Context) {
 			if again {
 				reads.readConfig()
 			}
+		case m := <-n.measured:
+			n.remeasure(m)
 		case <-n.checker.Changes():
 			n.rebuildHealth() // our own state change: at once, without the store
 		case <-tick.C:
@@ -405,7 +413,7 @@ func (n *node) compile(cfg *pools.Config, nets *geodata.Networks, h *pools.Healt
 	if c := n.cur.Load(); c != nil && changed != nil {
 		snap, err = steering.Update(c.snap, cfg, h, changed)
 	} else {
-		snap, err = steering.CompileFor(cfg, h, steering.Options{Region: n.region})
+		snap, err = steering.CompileFor(cfg, h, steering.Options{Region: n.region, Measured: n.table})
 	}
 	if err != nil {
 		n.builds.WithLabelValues("error").Inc()
