@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"reflect"
 	"strings"
 	"time"
 
@@ -99,8 +100,12 @@ func withRUM(api http.Handler, h http.Handler) http.Handler {
 	})
 }
 
-// remeasure puts a new RUM table into the served snapshot (node loop).
+// remeasure puts a new RUM table into the served snapshot (node loop);
+// a table with the same figures as the served one changes nothing.
 func (n *node) remeasure(m *steering.Measurements) {
+	if sameFigures(n.table, m) {
+		return
+	}
 	n.table = m
 	c := n.cur.Load()
 	if c == nil {
@@ -118,4 +123,14 @@ func (n *node) servedConfig() *pools.Config {
 		return c.snap.Config()
 	}
 	return nil
+}
+
+// sameFigures reports whether two tables say the same, whenever built.
+func sameFigures(a, b *steering.Measurements) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := *a, *b
+	x.Built, y.Built = time.Time{}, time.Time{}
+	return reflect.DeepEqual(x, y)
 }
