@@ -282,7 +282,9 @@ func explainECS(t *testing.T, g *glbd, lb, ecs string) api.Explanation {
 	return out.Result
 }
 
-func explainFrom(t *testing.T, g *glbd, lb, client string) api.Explanation { return explain(t, g, lb, client) }
+func explainFrom(t *testing.T, g *glbd, lb, client string) api.Explanation {
+	return explain(t, g, lb, client)
+}
 
 // startUnbound runs a real Unbound on addr (a free port) that resolves
 // glb.example.com from glbd at dns, from addr itself, without ECS, and
