@@ -13,7 +13,7 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// Real user measurements, as PostgreSQL keeps them (migration 022):
+// Real user measurements, as PostgreSQL keeps them (migration 023):
 //
 //	rum.samples  minute (8 bytes) ‖ node ‖ 0 ‖ network ‖ 0 ‖ pool → histogram (4 bytes a bucket)
 //	rum.tokens   token → {resolver, network, seen}

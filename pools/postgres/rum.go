@@ -11,7 +11,7 @@ import (
 )
 
 // Real user measurements live in glb_rum_samples and glb_rum_tokens
-// (migration 022).
+// (migration 023).
 
 // AddRUMSamples records a node's histograms; see pools.RUMStore.
 func (s *Store) AddRUMSamples(ctx context.Context, node string, rows []pools.RUMSamples) error {
