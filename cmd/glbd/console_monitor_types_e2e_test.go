@@ -37,6 +37,23 @@ func TestConsoleMonitorTypes(t *testing.T) {
 		retype(`#f-min_days_valid`, "14"),
 		chromedp.Click(`#save`), waitFor(`location.hash === "#config"`, 10*time.Second))
 
+	ctx = nextTab(t, ctx)
+	drive(t, ctx, "a grpc monitor over TLS", chromedp.Navigate(ui+"#edit/monitors"), chromedp.WaitVisible(`#f-service`),
+		chromedp.SendKeys(`#f-description`, "cart"),
+		chromedp.SetValue(`#f-type`, "grpc"),
+		retype(`#f-port`, "50051"),
+		chromedp.SendKeys(`#f-service`, "shop.Cart"),
+		chromedp.Click(`#f-tls`),
+		chromedp.Click(`#save`), waitFor(`location.hash === "#config"`, 10*time.Second))
+
+	ctx = nextTab(t, ctx)
+	drive(t, ctx, "an icmp monitor", chromedp.Navigate(ui+"#edit/monitors"), chromedp.WaitVisible(`#f-count`),
+		chromedp.SendKeys(`#f-description`, "ping"),
+		chromedp.SetValue(`#f-type`, "icmp"),
+		retype(`#f-count`, "5"),
+		retype(`#f-max_loss`, "20"),
+		chromedp.Click(`#save`), waitFor(`location.hash === "#config"`, 10*time.Second))
+
 	var out struct {
 		Result []map[string]any `json:"result"`
 	}
@@ -51,5 +68,11 @@ func TestConsoleMonitorTypes(t *testing.T) {
 	}
 	if c := byDesc["certificate"]; c == nil || c["type"] != "tls" || c["server_name"] != "www.example.com" || c["min_days_valid"] != float64(14) {
 		t.Errorf("the tls monitor stored: %v", c)
+	}
+	if c := byDesc["cart"]; c == nil || c["type"] != "grpc" || c["port"] != float64(50051) || c["service"] != "shop.Cart" || c["tls"] != true {
+		t.Errorf("the grpc monitor stored: %v", c)
+	}
+	if c := byDesc["ping"]; c == nil || c["type"] != "icmp" || c["count"] != float64(5) || c["max_loss"] != float64(20) {
+		t.Errorf("the icmp monitor stored: %v", c)
 	}
 }
