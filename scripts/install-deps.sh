@@ -13,6 +13,7 @@
 #   chromium, chromedriver   the console's browser tests
 #   iproute2, nftables       the fault lab (lab/, make lab): namespaces, veth, cut paths
 #   bird2          the BGP tests' router (bird, birdc) and the lab's
+#   unbound        the RUM test's resolver (a browser resolving through it)
 #   ethtool, iputils-ping    the XDP tests' veth lab (root only)
 # Run as root (sudo scripts/install-deps.sh). Nothing is configured.
 #
@@ -29,7 +30,7 @@ if [ "${1:-}" = --if-missing ]; then
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing="$missing postgresql"
 	command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing="$missing chromium"
 	command -v chromedriver >/dev/null 2>&1 || missing="$missing chromedriver"
-	for c in bird birdc; do
+	for c in bird birdc unbound; do
 		command -v "$c" >/dev/null 2>&1 || [ -x "/usr/sbin/$c" ] || missing="$missing $c"
 	done
 	[ -z "$missing" ] && exit 0
@@ -48,7 +49,7 @@ if [ "${1:-}" = --if-missing ]; then
 	echo "install-deps: installing what the tests need:$missing" >&2
 fi
 
-pkgs="make gcc libc6-dev git bind9-dnsutils knot-dnsutils knot nsd dnsperf postgresql iproute2 nftables ethtool iputils-ping bird2"
+pkgs="make gcc libc6-dev git bind9-dnsutils knot-dnsutils knot nsd dnsperf postgresql iproute2 nftables ethtool iputils-ping bird2 unbound"
 . /etc/os-release
 case "${ID:-}" in
 ubuntu) pkgs="$pkgs chromium-browser chromium-chromedriver" ;;

@@ -68,7 +68,10 @@ func (o probeOrigin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestRUMMeasuredLatency(t *testing.T) {
 	unboundPath, err := exec.LookPath("unbound")
 	if err != nil {
-		t.Fatal("the RUM acceptance needs unbound (Debian: apt-get install unbound)")
+		if _, serr := os.Stat("/usr/sbin/unbound"); serr != nil {
+			t.Fatal("the RUM acceptance needs unbound (Debian: apt-get install unbound; scripts/install-deps.sh)")
+		}
+		unboundPath = "/usr/sbin/unbound"
 	}
 	ips := []string{"127.0.6.1", "127.0.6.2", "127.0.6.3"}
 	origins := []probeOrigin{
