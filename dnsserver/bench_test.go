@@ -15,6 +15,7 @@ import (
 	"github.com/glb-dns/glb/analytics"
 	"github.com/glb-dns/glb/dnsserver/tap"
 	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/rum"
 )
 
 func benchQuery(t testing.TB, name string, ecs string) []byte {
@@ -148,6 +149,11 @@ func BenchmarkHandler(b *testing.B) {
 	}
 	tapped.Publish(compileTest(b, testConfig()))
 	counted := newCountedServer(b, analytics.NewCounts(0), analytics.NewSample(0, 0))
+	ringed, err := New(Config{Addr: "127.0.0.1:0", Registerer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler), RUMTokens: rum.NewTokens(1024)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ringed.Publish(compileTest(b, testConfig()))
 	src := netip.MustParseAddr("127.0.0.1")
 	for _, bc := range []struct {
 		name, qname string
@@ -168,6 +174,8 @@ func BenchmarkHandler(b *testing.B) {
 		{"lb-geo-zonal-ecs-tap-stuck", "lb-geo.glb.example.com.", dns.TypeA, "198.51.100.0/24", tapped},
 		// Answers counted for the analytics API, one query in 100 sampled.
 		{"lb-geo-zonal-ecs-counted", "lb-geo.glb.example.com.", dns.TypeA, "198.51.100.0/24", counted},
+		// A RUM beacon's unique name: NODATA, the token handed to the ring.
+		{"rum-token", "abcdefgh12.rum.glb.example.com.", dns.TypeA, "", ringed},
 	} {
 		q := benchQueryType(b, bc.qname, bc.qtype, bc.ecs)
 		s := bc.s
