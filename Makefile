@@ -95,8 +95,10 @@ bench-xdp: build
 # The XDP program is committed compiled, so that building needs no clang;
 # after editing dnsserver/xdp/bpf/redirect.c, run this (clang, libbpf-dev)
 # and commit the object.
+# -fdebug-compilation-dir: the object's BTF names the source relative to
+# the repository, not the directory of whoever built it.
 xdp-object:
-	clang -O2 -g -Wall -Werror -target bpf -I/usr/include/$$(uname -m)-linux-gnu \
+	clang -O2 -g -Wall -Werror -target bpf -I/usr/include/$$(uname -m)-linux-gnu -fdebug-compilation-dir=. \
 		-c dnsserver/xdp/bpf/redirect.c -o dnsserver/xdp/redirect_bpfel.o
 	llvm-strip -g dnsserver/xdp/redirect_bpfel.o
 
