@@ -9,13 +9,23 @@ const (
 	maxNameLen = 255
 )
 
-// compileDNAMEs notes whether any name of z below which others are
-// redirected has a DNAME, so that zones without one pay nothing.
+// compileDNAMEs notes whether any name of z has a DNAME, so that zones
+// without one pay nothing, and marks the names that exist below one
+// (occluded: RFC 6672 redirects them too), so that every other existing
+// name answers without looking for one.
 func (z *zone) compileDNAMEs() {
 	for _, n := range z.nodes {
 		if n.rrset(typeDNAME) != nil {
 			z.hasDNAME = true
-			return
+			break
+		}
+	}
+	if !z.hasDNAME {
+		return
+	}
+	for _, n := range z.nodes {
+		if d, _ := z.dnameAbove(n.name); d != nil {
+			n.underDNAME = true
 		}
 	}
 }

@@ -210,18 +210,22 @@ func (s *Server) answer(lv *live, z *zone, b *builder, src netip.Addr, answers *
 			// follows the target to the child's servers itself.
 			return
 		}
-		if d, prefix := z.dnameAbove(name); d != nil && b.dname != nil {
-			// Below a DNAME: the DNAME, a CNAME made from it, and the
-			// chain followed on from the new name as from a CNAME's.
-			if name = b.synthesize(d, name, prefix, &b.dname[i%2]); name == nil {
-				return
-			}
-			if z = snap.findZone(name); z == nil {
-				return
-			}
-			continue
-		}
 		n := z.nodes[string(name)]
+		if n == nil || n.underDNAME {
+			// Only a missing or occluded name can lie below a DNAME: one
+			// that exists answers without the walk up its labels.
+			if d, prefix := z.dnameAbove(name); d != nil && b.dname != nil {
+				// The DNAME, a CNAME made from it, and the chain followed
+				// on from the new name as from a CNAME's.
+				if name = b.synthesize(d, name, prefix, &b.dname[i%2]); name == nil {
+					return
+				}
+				if z = snap.findZone(name); z == nil {
+					return
+				}
+				continue
+			}
+		}
 		if n == nil {
 			if i == 0 && s.rumName(z, name, b, src) {
 				return

@@ -89,6 +89,8 @@ type node struct {
 	// cut is set on a delegation point; deleg is the cut this name is at
 	// or below, nil where the zone is authoritative.
 	cut, deleg *cut
+	// underDNAME: a DNAME above the name redirects it (dname.go).
+	underDNAME bool
 	// types at the name, ascending, for compact denial (signed zones).
 	types []uint16
 }
