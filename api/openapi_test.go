@@ -87,8 +87,9 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	// HEAD) and rollback; rollouts: list and get (each with HEAD), start,
 	// pause, resume and abort; a zone file's import and export (GET,
 	// HEAD); a zone's transfer state (GET, HEAD); the nodes: list and get
-	// (each with HEAD), drain and undrain.
-	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6+6+2+10+3+2+2+5+8+3+2+6 {
+	// (each with HEAD), drain and undrain; a load balancer's RUM table
+	// (GET, HEAD).
+	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6+6+2+10+3+2+2+5+8+3+2+6+2 {
 		t.Fatalf("%d routes: %v", len(served), served)
 	}
 }

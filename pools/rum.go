@@ -26,7 +26,7 @@ type PoolRUM struct {
 // medians rank the pools.
 type LoadBalancerRUM struct {
 	SiteKeys       []string `json:"site_keys"`
-	AllowedOrigins []string `json:"allowed_origins"`
+	AllowedOrigins []string `json:"allowed_origins,omitempty"`
 	// MinSamples a pool needs at a level (network, country, region) for
 	// that level's median to count; 0 is DefaultRUMMinSamples.
 	MinSamples int `json:"min_samples"`

@@ -1,8 +1,11 @@
 package steering
 
 import (
+	"fmt"
+	"math"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -190,5 +193,108 @@ func TestMeasuredRemeasureAndUpdate(t *testing.T) {
 	}
 	if _, _, got := decide(t, u, "www.glb.example.com", req, nil); !slices.Equal(got, []string{"new1"}) {
 		t.Errorf("after update with a new pool: got %v, want new1", got)
+	}
+}
+
+// The traffic preview ranks a measured_latency load balancer by the RUM
+// table, as DNS does: a subnet by its network's medians, a country by
+// the country's; each order carries the medians that ranked it, and an
+// unsaved edit is previewed against the same table.
+func TestPreviewMeasuredLatency(t *testing.T) {
+	t.Parallel()
+	w := measuredWorld()
+	s, err := CompileFor(&w.cfg, w.health.h(), Options{Measured: measurements()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := s.LoadBalancer("www.glb.example.com")
+	sample := []Sample{{Subnet: netip.MustParsePrefix("198.51.100.0/24")}, {Country: "FR"}, {Country: "FR"}}
+	got := s.Preview(lb, sample, QTypeA, locator(t, w))
+	if sh := got.ByName(); math.Abs(sh["ap"]-1.0/3) > 1e-9 || math.Abs(sh["eu"]-2.0/3) > 1e-9 {
+		t.Errorf("shares %v, want ap 1/3 (the network's fastest), eu 2/3 (France's)", sh)
+	}
+	medians := func(o CandidateOrder) []float64 {
+		var out []float64
+		for _, p := range o.Pools {
+			if p.MeasuredMs == nil {
+				out = append(out, -1)
+				continue
+			}
+			out = append(out, *p.MeasuredMs)
+		}
+		return out
+	}
+	if len(got.Orders) != 2 || orderNames(got.Orders[0]) != "eu us ap" || !slices.Equal(medians(got.Orders[0]), []float64{30, 90, 200}) ||
+		orderNames(got.Orders[1]) != "ap eu us" || !slices.Equal(medians(got.Orders[1]), []float64{20, 60, 80}) {
+		t.Errorf("orders %+v, want eu us ap (30 90 200 ms) and ap eu us (20 60 80 ms)", got.Orders)
+	}
+	// The WEU region's eu has too few samples: it follows, without a median.
+	got = s.Preview(lb, []Sample{{Region: "WEU"}}, QTypeA, locator(t, w))
+	if len(got.Orders) != 1 || orderNames(got.Orders[0]) != "ap us eu" || !slices.Equal(medians(got.Orders[0]), []float64{60, 90, -1}) {
+		t.Errorf("WEU orders %+v, want ap us eu (60 90 -)", got.Orders)
+	}
+	// An edit raising min_samples past every figure: RTT ranks, us first.
+	edited := w.cfg.LoadBalancers[0]
+	edited.RUM = &pools.LoadBalancerRUM{SiteKeys: []string{"site-key-1"}, MinSamples: 1000}
+	e, err := s.With(&edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := e.Preview(e.LoadBalancer("www.glb.example.com"), sample, QTypeA, locator(t, w))
+	if sh := after.ByName(); sh["us"] != 1 {
+		t.Errorf("after min_samples 1000: shares %v, want all us (health-check RTT)", sh)
+	}
+	// With the edit's min_samples at 30, the table still ranks.
+	edited.RUM = &pools.LoadBalancerRUM{SiteKeys: []string{"site-key-1"}, MinSamples: 30}
+	if e, err = s.With(&edited); err != nil {
+		t.Fatal(err)
+	}
+	after = e.Preview(e.LoadBalancer("www.glb.example.com"), sample, QTypeA, locator(t, w))
+	if sh := after.ByName(); math.Abs(sh["ap"]-1.0/3) > 1e-9 {
+		t.Errorf("edited snapshot lost the RUM table: shares %v", sh)
+	}
+}
+
+// RUMTable shows a load balancer's pools per level: fastest first by
+// median among the pools with min_samples, the thin ones after; a group
+// with fewer than two counted pools names no fastest; networks cut to
+// the limit keep those with the most samples.
+func TestRUMTable(t *testing.T) {
+	t.Parallel()
+	w := measuredWorld()
+	s := w.compile(t)
+	lb := s.LoadBalancer("www.glb.example.com")
+	empty := s.RUMTable(lb, 0)
+	if empty.Built != nil || len(empty.Regions) != 0 || len(empty.Pools) != 3 || empty.MinSamples != 10 {
+		t.Fatalf("no table: %+v", empty)
+	}
+	s = Remeasure(s, measurements())
+	tab := s.RUMTable(lb, 0)
+	if tab.Built == nil || !tab.Built.Equal(measurements().Built) || tab.Window != "15m0s" {
+		t.Errorf("built %v window %q", tab.Built, tab.Window)
+	}
+	order := func(g RUMTableGroup) string {
+		var out []string
+		for _, p := range g.Pools {
+			out = append(out, fmt.Sprintf("%s:%g/%g/%d/%t", p.Pool, p.MedianMs, p.P75Ms, p.Samples, p.Counted))
+		}
+		return strings.Join(out, " ")
+	}
+	if len(tab.Regions) != 1 || tab.Regions[0].Group != "WEU" || tab.Regions[0].Fastest != "ap" || tab.Regions[0].Samples != 209 ||
+		order(tab.Regions[0]) != "ap:60/72/100/true us:90/108/100/true eu:40/48/9/false" {
+		t.Errorf("regions %+v", tab.Regions)
+	}
+	if len(tab.Countries) != 1 || tab.Countries[0].Group != "FR" || tab.Countries[0].Region != "WEU" || tab.Countries[0].Fastest != "eu" {
+		t.Errorf("countries %+v", tab.Countries)
+	}
+	if tab.NetworksTotal != 3 || len(tab.Networks) != 3 || tab.Networks[2].Group != "203.0.113.0/24" || tab.Networks[2].Fastest != "" {
+		t.Errorf("networks %+v", tab.Networks)
+	}
+	if len(tab.Resolvers) != 1 || tab.Resolvers[0].Fastest != "eu" || len(tab.Resolvers[0].Behind) != 1 {
+		t.Errorf("resolvers %+v", tab.Resolvers)
+	}
+	cut := s.RUMTable(lb, 1)
+	if cut.NetworksTotal != 3 || len(cut.Networks) != 1 || cut.Networks[0].Group != "198.51.100.0/24" {
+		t.Errorf("limit 1: %d of %d, first %+v, want 198.51.100.0/24 (90 samples)", len(cut.Networks), cut.NetworksTotal, cut.Networks)
 	}
 }

@@ -80,15 +80,17 @@ type CandidateOrder struct {
 	Pools []OrderPool `json:"pools"`
 }
 
-// OrderPool is one candidate of an order. DistanceKm (proximity) and RTTMs
-// (dynamic latency) are given when every client of the order has the same
-// one, as the clients of one place do.
+// OrderPool is one candidate of an order. DistanceKm (proximity), RTTMs
+// (dynamic latency) and MeasuredMs (measured_latency: the RUM median that
+// ranked it) are given when every client of the order has the same one,
+// as the clients of one place do.
 type OrderPool struct {
 	ID         string   `json:"id"`
 	Name       string   `json:"name"`
 	Source     string   `json:"source"`
 	DistanceKm *float64 `json:"distance_km,omitempty"`
 	RTTMs      *float64 `json:"rtt_ms,omitempty"`
+	MeasuredMs *float64 `json:"measured_ms,omitempty"`
 }
 
 // ByName maps each pool's name, and "pool/origin" for each origin, to
@@ -221,7 +223,7 @@ func (sh *Shares) addOrder(seen map[string]int, cands []TraceCandidate, w float6
 	if !ok {
 		o := CandidateOrder{Pools: make([]OrderPool, len(cands))}
 		for j, c := range cands {
-			o.Pools[j] = OrderPool{ID: c.ID, Name: c.Name, Source: c.Source, DistanceKm: c.DistanceKm, RTTMs: c.RTTMs}
+			o.Pools[j] = OrderPool{ID: c.ID, Name: c.Name, Source: c.Source, DistanceKm: c.DistanceKm, RTTMs: c.RTTMs, MeasuredMs: c.MeasuredMs}
 		}
 		i = len(sh.Orders)
 		seen[key.String()] = i
@@ -236,6 +238,9 @@ func (sh *Shares) addOrder(seen map[string]int, cands []TraceCandidate, w float6
 		}
 		if !sameFigure(p.RTTMs, c.RTTMs) {
 			p.RTTMs = nil
+		}
+		if !sameFigure(p.MeasuredMs, c.MeasuredMs) {
+			p.MeasuredMs = nil
 		}
 	}
 }
