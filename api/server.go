@@ -140,7 +140,7 @@ func New(o Options) http.Handler {
 		r.Get(Prefix+"/pools/{id}/health", s.poolHealth)
 		r.Get(Prefix+"/load_balancers/{id}/explain", s.explain)
 		r.Post(Prefix+"/load_balancers/{id}/preview", s.preview)
-		r.Get(Prefix+"/load_balancers/{id}/rum", s.rumView) // rum.go
+		r.Get(Prefix+"/load_balancers/{id}/rum", s.rumView)           // rum.go
 		r.Get(Prefix+"/load_balancers/{id}/versions", s.listVersions) // versions.go
 		r.Get(Prefix+"/load_balancers/{id}/versions/{n}", s.getVersion)
 		r.Post(Prefix+"/load_balancers/{id}/versions/{n}/rollback", s.rollback)
