@@ -49,6 +49,8 @@ Usage:
                     [--pool ID] [--origin NAME] [--region R] [--country CC] [--rcode RCODE] [-o table|json|yaml]
                                                   where LB's answers went: counts from every node, merged
   glbctl regions [-o table|json|yaml]             the client regions and their countries
+  glbctl rum LB [--limit N] [-o table|json|yaml]  what real users measured of LB's pools (measured_latency),
+                                                  per region, country, client network and resolver
   glbctl audit [--kind K] [--id ID] [--actor NAME] [--since T] [--until T] [-o table|json|yaml]
   glbctl versions LB [--kind K] [--id ID] [--actor NAME] [--since T] [--until T] [-o table|json|yaml]
   glbctl rollback LB --version N                  write LB, its pools and monitors back as at version N
@@ -94,8 +96,10 @@ var commands = map[string]command{
 	"explain": runExplain,
 	"health":  runHealth,
 	// Answer counts and the regions they are placed in (traffic.go).
-	"traffic":  runTraffic,
-	"regions":  runRegions,
+	"traffic": runTraffic,
+	"regions": runRegions,
+	// What real users measured of a load balancer's pools (rum.go).
+	"rum":      runRUM,
 	"audit":    runAudit,
 	"shift":    runShift,
 	"rollouts": runRollouts,
