@@ -17,10 +17,11 @@ import (
 // apart at that phase, so checks keep their place in the interval and the
 // rate is the configured one: 100,000 origins every 60 s are 1,667 checks
 // every second, not a burst each minute. A check that runs past its next
-// slot (a timeout longer than the interval, or no room in flight) does not
-// queue another behind it: the pair has at most one check queued or in
-// flight, and the slots it ran over are counted in
-// glb_healthcheck_missed_checks_total.
+// slot (a timeout as long as the interval or longer, or no room in
+// flight) does not queue another beside it: the pair has at most one
+// check queued or in flight. Its next check runs as soon as it ends, in
+// place of the slot it ran into, and any further slots it ran over are
+// counted in glb_healthcheck_missed_checks_total.
 
 const (
 	// golden is the fractional part of the golden ratio. The phases
@@ -119,16 +120,20 @@ func (c *Checker) plan(fresh []*pair, now time.Time) {
 // next is when p is checked again after the check due at due ended at
 // end, and how many of its slots that check ran over. The next slot is
 // at least half an interval after due, so that a check run at once (a new
-// pair) is not followed by its first slot a moment later; a check that
-// ended later than that waits for the slot after its end.
+// pair) is not followed by its first slot a moment later. A check that
+// ran past that slot runs again at once, late, rather than wait for the
+// slot after its end: a check that times out with a timeout equal to its
+// interval ends a hair after its next slot, and skipping that slot made
+// every failing check of such a monitor cost two intervals, so that an
+// unreachable origin left the answers after twice the time its
+// thresholds promise. Only the slots beyond the one run late are missed.
 func (c *Checker) next(p *pair, due, end time.Time) (time.Time, int64) {
 	half := due.Add(p.t.interval / 2)
-	from := half
-	if end.After(from) {
-		from = end
+	first := c.slot(p, half) + 1
+	if !end.After(c.slotTime(p, first)) {
+		return c.slotTime(p, first), 0
 	}
-	k := c.slot(p, from)
-	return c.slotTime(p, k+1), k - c.slot(p, half)
+	return end, c.slot(p, end) - first
 }
 
 // schedule starts the checks of due pairs until ctx ends.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"os"
 	"runtime"
@@ -41,6 +42,7 @@ type hanger struct {
 	mu         sync.Mutex
 	held, peak int
 	hits       int
+	arrivals   []time.Time
 }
 
 func (h *hanger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -48,11 +50,27 @@ func (h *hanger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.hits++
 	h.held++
 	h.peak = max(h.peak, h.held)
+	h.arrivals = append(h.arrivals, time.Now())
 	h.mu.Unlock()
 	<-r.Context().Done()
 	h.mu.Lock()
 	h.held--
 	h.mu.Unlock()
+}
+
+// closest is the shortest time between two checks' arrivals. Where one
+// origin's checks follow one another at once, it says whether a check
+// came beside another better than held does: the server learns that a
+// timed-out check's connection closed a moment after the next check
+// may already have arrived.
+func (h *hanger) closest() time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	d := time.Duration(math.MaxInt64)
+	for i := 1; i < len(h.arrivals); i++ {
+		d = min(d, h.arrivals[i].Sub(h.arrivals[i-1]))
+	}
+	return d
 }
 
 func (h *hanger) counts() (hits, held, peak int) {
@@ -241,7 +259,7 @@ func fds(t *testing.T) int {
 
 // TestOverrunDoesNotPileUp: a check that lasts four intervals holds the
 // origin's next check until it ends, never a second one beside it, and
-// the slots it ran over are counted missed.
+// the slots it ran over beyond the one run late are counted missed.
 func TestOverrunDoesNotPileUp(t *testing.T) {
 	t.Parallel()
 	h := &hanger{}
@@ -253,9 +271,10 @@ func TestOverrunDoesNotPileUp(t *testing.T) {
 	runChecker(t, c)
 	eventually(t, "three checks timed out", func() bool { return c.checksOf("slow") >= 3 })
 	elapsed := time.Since(start)
-	hits, _, peak := h.counts()
-	if peak != 1 {
-		t.Errorf("the origin held %d checks at once, want 1", peak)
+	hits, _, _ := h.counts()
+	// One check at a time: each arrives a timeout after the one before.
+	if d := h.closest(); d < 3*testUnit {
+		t.Errorf("two checks of the origin arrived %v apart, want one at a time, each after the other's 400 ms timeout", d)
 	}
 	// One check every timeout, not every interval.
 	if most := int(elapsed/(4*testUnit)) + 1; hits > most {
@@ -264,6 +283,33 @@ func TestOverrunDoesNotPileUp(t *testing.T) {
 	missed := testutil.ToFloat64(c.m.missed.WithLabelValues("slow"))
 	if done := c.checksOf("slow"); missed < float64(2*done) {
 		t.Errorf("%v slots counted missed after %d checks of 4 intervals each, want at least %d", missed, done, 2*done)
+	}
+}
+
+// TestTimeoutOfOneIntervalKeepsThePace: checks whose timeout is their
+// interval, every one of them timing out, follow one another about an
+// interval apart: each ends a hair after its next slot, which then runs
+// late instead of being skipped. Skipping it made them two intervals
+// apart, and an unreachable origin took twice its thresholds to leave.
+func TestTimeoutOfOneIntervalKeepsThePace(t *testing.T) {
+	t.Parallel()
+	h := &hanger{}
+	s := newSite(t, "edge", h, 2)
+	s.mon.Timeout = 2
+	c := New(Options{unit: testUnit, Registerer: nil})
+	c.Update(configOf(s))
+	runChecker(t, c)
+	eventually(t, "the first check timed out", func() bool { return c.checksOf("edge") >= 1 })
+	first, start := c.checksOf("edge"), time.Now()
+	eventually(t, "eight more checks timed out", func() bool { return c.checksOf("edge") >= first+8 })
+	// Eight checks of 200 ms each back to back take 1.6 s; two intervals
+	// apart they took 3.2 s. The bound sits between, with room for a
+	// loaded machine's lateness.
+	if took := time.Since(start); took > 12*2*testUnit {
+		t.Errorf("eight checks that each time out after one interval took %v, want about 8 intervals (%v), well under 16", took, 8*2*testUnit)
+	}
+	if d := h.closest(); d < testUnit {
+		t.Errorf("two checks of the origin arrived %v apart, want one at a time, each after the other's 200 ms timeout", d)
 	}
 }
 
@@ -285,8 +331,12 @@ func TestNextSlot(t *testing.T) {
 	}{
 		{"on its slot, quick", slot, slot.Add(time.Millisecond), slot.Add(iv), 0},
 		{"started late, quick", slot.Add(4 * time.Second), slot.Add(4100 * time.Millisecond), slot.Add(iv), 0},
-		{"ran into the next slot", slot, slot.Add(12 * time.Second), slot.Add(2 * iv), 1},
-		{"ran over two slots", slot, slot.Add(23 * time.Second), slot.Add(3 * iv), 2},
+		// A check that runs into its next slot runs again as it ends, in
+		// that slot's place; only the slots beyond are missed.
+		{"ended on its next slot", slot, slot.Add(iv), slot.Add(iv), 0},
+		{"ran into the next slot by a hair", slot, slot.Add(iv + time.Millisecond), slot.Add(iv + time.Millisecond), 0},
+		{"ran into the next slot", slot, slot.Add(12 * time.Second), slot.Add(12 * time.Second), 0},
+		{"ran over two slots", slot, slot.Add(23 * time.Second), slot.Add(23 * time.Second), 1},
 		// A check run at once just before its slot waits for the one after.
 		{"at once, just before a slot", slot.Add(-time.Second), slot.Add(-900 * time.Millisecond), slot.Add(iv), 0},
 		{"at once, just after a slot", slot.Add(time.Second), slot.Add(1100 * time.Millisecond), slot.Add(iv), 0},

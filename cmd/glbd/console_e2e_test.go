@@ -925,3 +925,31 @@ func (c *streamCutter) refused() int {
 	defer c.mu.Unlock()
 	return c.refuses
 }
+
+// clickCopy clicks a copy button and answers what the page handed to
+// the clipboard, whether the browser took it, and what the page then
+// said (the text of statusID). The page's writeText is watched rather
+// than the clipboard read back: reading needs a permission and focus
+// that a window among parallel tests' windows may not have, and the
+// read then failed while the copy had worked.
+func clickCopy(t *testing.T, ctx context.Context, buttonID, statusID string) (text string, took bool, said string) {
+	t.Helper()
+	var got struct {
+		Text string `json:"text"`
+		Took bool   `json:"took"`
+	}
+	drive(t, ctx, "copy with "+buttonID,
+		chromedp.Evaluate(`(() => {
+			const real = navigator.clipboard.writeText.bind(navigator.clipboard);
+			window.glbCopied = null;
+			navigator.clipboard.writeText = async (s) => {
+				try { await real(s); window.glbCopied = { text: s, took: true }; }
+				catch (e) { window.glbCopied = { text: s, took: false }; throw e; }
+			};
+		})()`, nil),
+		chromedp.Click(`#`+buttonID),
+		waitFor(`window.glbCopied !== null && document.getElementById(`+strconv.Quote(statusID)+`).textContent !== ""`, 5*time.Second),
+		chromedp.Evaluate(`window.glbCopied`, &got),
+		chromedp.Text(`#`+statusID, &said))
+	return got.Text, got.Took, said
+}
