@@ -20,9 +20,15 @@
 //     go run ./bench/checker                          # 102,400 targets, 60 s, 10 min
 //     go run ./bench/checker -duration 2m -window 10s
 //     go run ./bench/checker -slow 0.1                # a tenth of the origins hang until the timeout
+//     go run ./bench/checker -types mixed             # pools of every monitor type in turn
 //
 // The targets are pools of 64 origins on 127.2.0.1-64 (one port), so
 // 100,000 of them need only 64 listeners; slow origins are on 127.2.1.x.
+// With -types the pools take the types in turn, each type's servers on
+// a port of their own on the same 64 addresses (icmp: the kernel's
+// echo replies), and the run also fails when more than 1 % of a type's
+// checks fail: every server answers, so a failure is a check that did
+// not keep its schedule or its timeout.
 // The listeners run in this process: their goroutines and descriptors
 // (one per connection being served) count in the figures too.
 package main
@@ -60,6 +66,7 @@ var (
 	follow     = flag.Duration("follow", time.Second, "take the checker's health updates this often, as a node does, and publish them to nowhere (0: neither)")
 	tolerance  = flag.Float64("tolerance", 0.10, "largest accepted deviation of a window's rate from the configured rate")
 	cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	types      = flag.String("types", "http", "monitor types the pools take in turn: a comma-separated list, or mixed for every type")
 )
 
 func main() {
@@ -123,12 +130,27 @@ func run() (bool, error) {
 		}
 	}
 	p, _ := strconv.Atoi(port)
-	m := pools.DefaultMonitor()
-	m.ID, m.Port, m.Interval, m.Timeout, m.Retries = "m", p, *interval, *timeout, 0
-	cfg := &pools.Config{Monitors: []pools.Monitor{m}}
+	kinds, err := parseTypes(*types)
+	if err != nil {
+		return false, err
+	}
+	if nSlow > 0 && (len(kinds) != 1 || kinds[0].typ != pools.MonitorHTTP) {
+		return false, fmt.Errorf("-slow hangs http origins only; it cannot go with -types %s", *types)
+	}
+	cert, err := selfSigned()
+	if err != nil {
+		return false, err
+	}
+	cfg := &pools.Config{}
+	for _, k := range kinds {
+		if err := k.serve(cert); err != nil {
+			return false, err
+		}
+		cfg.Monitors = append(cfg.Monitors, k.monitorFor(p, *interval, *timeout))
+	}
 	for i := range *numPools {
 		pl := pools.DefaultPool()
-		pl.ID, pl.Name, pl.Monitor = fmt.Sprintf("p%d", i), fmt.Sprintf("p%d", i), "m"
+		pl.ID, pl.Name, pl.Monitor = fmt.Sprintf("p%d", i), fmt.Sprintf("p%d", i), cfg.Monitors[i%len(kinds)].ID
 		for j := range 64 {
 			o := pools.DefaultOrigin()
 			o.Name, o.Address = fmt.Sprintf("o%d", j), fmt.Sprintf("127.2.0.%d", j+1)
@@ -200,10 +222,21 @@ func run() (bool, error) {
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
 	began := time.Now()
-	last, lastResults, lastCPU := probes.Load(), gauge(reg, "glb_healthcheck_results_total"), cpu()
+	// What the servers saw; icmp's echoes are answered by the kernel, so
+	// its probes are the checker's icmp results.
+	seen := func() float64 {
+		n := float64(probes.Load())
+		for _, k := range kinds {
+			n += float64(k.probes.Load())
+		}
+		r := byType(reg)
+		return n + r[string(pools.MonitorICMP)][0] + r[string(pools.MonitorICMP)][1]
+	}
+	last, lastResults, lastCPU := seen(), gauge(reg, "glb_healthcheck_results_total"), cpu()
 	tick := time.NewTicker(*window)
 	defer tick.Stop()
 	var samples []sample
+	reasons := map[pools.MonitorType]map[string]bool{} // a few of each type's failures, said
 	ok := true
 	for ctx.Err() == nil {
 		select {
@@ -211,13 +244,14 @@ func run() (bool, error) {
 			continue
 		case <-tick.C:
 		}
-		n, results := probes.Load(), gauge(reg, "glb_healthcheck_results_total")
-		rate := float64(n-last) / window.Seconds()
+		n, results := seen(), gauge(reg, "glb_healthcheck_results_total")
+		rate := (n - last) / window.Seconds()
 		resultRate := (results - lastResults) / window.Seconds()
 		busy := (cpu() - lastCPU).Seconds() / window.Seconds()
 		last, lastResults, lastCPU = n, results, cpu()
 		s := now()
 		samples = append(samples, s)
+		noteReasons(c.View(), kinds, reasons)
 		off := (rate - want) / want
 		mark := ""
 		if math.Abs(off) > *tolerance {
@@ -252,6 +286,28 @@ func run() (bool, error) {
 	rose("open file descriptors", first.fds, second.fds)
 	rose("goroutines", first.goroutines, second.goroutines)
 	fmt.Printf("peak: %s; floor: %s in the first half, %s in the second\n", high, first, second)
+	if len(kinds) > 1 || kinds[0].typ != pools.MonitorHTTP {
+		r := byType(reg)
+		fmt.Println("type   results/s  failed  servers saw/s")
+		secs := time.Since(began).Seconds()
+		for _, k := range kinds {
+			ok, failed := r[string(k.typ)][0], r[string(k.typ)][1]
+			saw := fmt.Sprintf("%.0f", float64(k.probes.Load())/secs)
+			switch k.typ {
+			case pools.MonitorHTTP:
+				saw = fmt.Sprintf("%.0f", float64(probes.Load())/secs)
+			case pools.MonitorICMP:
+				saw = "(kernel)"
+			}
+			fmt.Printf("%-5s  %9.0f  %6.0f  %s\n", k.typ, (ok+failed)/secs, failed, saw)
+			for r := range reasons[k.typ] {
+				fmt.Printf("       failed: %s\n", r)
+			}
+			if failed > 0.01*(ok+failed) {
+				fail("%.0f of %.0f %s checks failed against servers that all answer", failed, ok+failed, k.typ)
+			}
+		}
+	}
 	// The listeners end their side of the last connections a moment after
 	// the checker; poll rather than guess how long.
 	var end sample
@@ -303,6 +359,55 @@ func gauge(reg *prometheus.Registry, name string) float64 {
 		}
 	}
 	return sum
+}
+
+// noteReasons keeps up to three distinct reasons of each type's origins
+// that are down in v.
+func noteReasons(v pools.NodeHealth, kinds []*kind, into map[pools.MonitorType]map[string]bool) {
+	for _, o := range v.Origins {
+		if o.Healthy {
+			continue
+		}
+		i, err := strconv.Atoi(strings.TrimPrefix(o.Pool, "p"))
+		if err != nil {
+			continue
+		}
+		t := kinds[i%len(kinds)].typ
+		if into[t] == nil {
+			into[t] = map[string]bool{}
+		}
+		if len(into[t]) < 3 {
+			into[t][o.Reason] = true
+		}
+	}
+}
+
+// byType sums glb_healthcheck_results_total by monitor type: successes,
+// failures.
+func byType(reg *prometheus.Registry) map[string][2]float64 {
+	out := map[string][2]float64{}
+	mfs, _ := reg.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() != "glb_healthcheck_results_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var typ string
+			i := 1
+			for _, l := range m.GetLabel() {
+				switch {
+				case l.GetName() == "type":
+					typ = l.GetValue()
+				case l.GetName() == "outcome" && l.GetValue() == "success":
+					i = 0
+				}
+			}
+			v := out[typ]
+			v[i] += m.GetCounter().GetValue()
+			out[typ] = v
+		}
+	}
+	return out
 }
 
 // cpu is the process's user and system time so far: the checker's and
