@@ -55,6 +55,8 @@ func testConfig() *pools.Config {
 		// DNAMEs: into the other zone served here, and to a target so long
 		// that a name below overflows 255 octets.
 		{Name: "old.glb.example.com", Type: "DNAME", Content: "other.test."},
+		// Occluded by that DNAME (RFC 6672 §2.4): redirected, never answered.
+		{Name: "hidden.old.glb.example.com", Type: "A", Content: "192.0.2.99"},
 		{Name: "long.glb.example.com", Type: "DNAME", Content: longDNAMETarget},
 	}, big...)
 	o := pools.DefaultZone()
