@@ -1,18 +1,24 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/glb-dns/glb/pools"
 )
 
 // Health lives in node_heartbeat and node_origin_health (migration 006;
-// 010 adds each monitor's view for pools with a monitor group).
+// 010 adds each monitor's view for pools with a monitor group), and, since
+// 024, node_health_view: a full publication is one packed row, not a row
+// per origin, and node_origin_health holds the changes since.
 
 // beatSQL records a heartbeat; $4 moves the epoch (a full publication),
 // $5 the seq (origin rows follow). The row lock it takes orders the
@@ -38,6 +44,143 @@ const withdrawSQL = `
 	update node_origin_health set seq = $2, gone = true
 	where node = $1 and not gone and (pool, origin) in (select * from unnest($3::text[], $4::text[]))`
 
+// The packed view (node_health_view, migration 024; pack.go): a node's
+// live states in one value, as of a seq of its epoch, so that a reader
+// without a cursor reads one row for the node and the origin rows after
+// that seq, not every origin's row.
+
+const packSQL = `
+	insert into node_health_view (node, epoch, seq, n, packed) values ($1, $2, $3, $4, $5)
+	on conflict (node) do update set epoch = excluded.epoch, seq = excluded.seq, n = excluded.n, packed = excluded.packed`
+
+// packedSQL tells how far the node's view of this epoch is behind: its
+// size, its seq and the rows after it (no row: none of this epoch).
+const packedSQL = `
+	select v.n, v.seq, (select count(*) from node_origin_health r where r.node = v.node and r.seq > v.seq)
+	from node_health_view v where v.node = $1 and v.epoch = $2`
+
+// minRepack is the fewest rows after a view that repack it (the store's
+// repackAt, which tests lower).
+const minRepack = 256
+
+// repack packs the node's view again, after a publication of changes,
+// when the rows after it are as many as an eighth of its states (at least
+// repackAt): a reader without a cursor then reads at most about that many
+// rows besides the view. The new view is the old one and the rows after
+// it; without a view of the epoch (a node of an older version published
+// it row by row), the node's live rows.
+func (s *Store) repack(ctx context.Context, tx pgx.Tx, node string, epoch, seq int64) error {
+	var n, after int
+	var vseq int64
+	err := tx.QueryRow(ctx, packedSQL, node, epoch).Scan(&n, &vseq, &after)
+	var m merge
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		vseq = -1
+	case err != nil:
+		return err
+	case after < max(s.repackAt, n/8):
+		return nil
+	default:
+		var packed []byte
+		if err := tx.QueryRow(ctx, "select packed from node_health_view where node = $1", node).Scan(&packed); err != nil {
+			return err
+		}
+		states, err := unpack(packed, time.Time{}, interner{})
+		if err != nil {
+			return err
+		}
+		m.start(states)
+	}
+	rows, err := tx.Query(ctx, `select gone, `+originColumns+` from node_origin_health o
+		where o.node = $1 and o.seq > $2 and ($2 >= 0 or not o.gone)`, node, vseq)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var gone bool
+		var o originRow
+		if err := rows.Scan(append([]any{&gone}, o.dest()...)...); err != nil {
+			rows.Close()
+			return err
+		}
+		var st pools.OriginState
+		if !gone {
+			if st, err = o.state(time.Time{}); err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		m.apply(pools.OriginKey{Pool: *o.pool, Origin: *o.origin}, st, gone)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	r, err := originRows(pools.HealthUpdate{Origins: m.result()})
+	if err != nil {
+		return err
+	}
+	return writePacked(ctx, tx, node, epoch, seq, r)
+}
+
+// merge applies rows, in seq order, to a packed view's states.
+type merge struct {
+	states  []pools.OriginState
+	at      map[pools.OriginKey]int
+	dropped map[int]bool
+}
+
+func (m *merge) start(states []pools.OriginState) { *m = merge{states: states} }
+
+// apply replaces, adds or withdraws (gone) the origin's state.
+func (m *merge) apply(k pools.OriginKey, st pools.OriginState, gone bool) {
+	if m.at == nil {
+		m.at = make(map[pools.OriginKey]int, len(m.states))
+		for i, st := range m.states {
+			m.at[st.Key()] = i
+		}
+	}
+	i, ok := m.at[k]
+	switch {
+	case gone && ok:
+		if m.dropped == nil {
+			m.dropped = map[int]bool{}
+		}
+		m.dropped[i] = true
+		delete(m.at, k)
+	case gone:
+	case ok:
+		m.states[i] = st
+	default:
+		m.at[k] = len(m.states)
+		m.states = append(m.states, st)
+	}
+}
+
+// result is the states less those withdrawn.
+func (m *merge) result() []pools.OriginState {
+	if len(m.dropped) == 0 {
+		return m.states
+	}
+	out := m.states[:0]
+	for i, st := range m.states {
+		if !m.dropped[i] {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+func writePacked(ctx context.Context, tx pgx.Tx, node string, epoch, seq int64, r rowArrays) error {
+	b, err := pack(r)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, packSQL, node, epoch, seq, len(r.pool), b)
+	return err
+}
+
 // PublishHealth records u's heartbeat and changes. A heartbeat alone is
 // one statement and notifies nobody: readers judge freshness on their own
 // timer; changes notify glb_health.
@@ -60,34 +203,109 @@ func (s *Store) PublishHealth(ctx context.Context, u pools.HealthUpdate) error {
 		if err := tx.QueryRow(ctx, beatSQL, u.Node, u.Region, u.Published, full, changed).Scan(&epoch, &seq, &inserted); err != nil {
 			return err
 		}
-		if u.Full && !inserted {
-			if _, err := tx.Exec(ctx, "delete from node_origin_health where node = $1", u.Node); err != nil {
-				return err
-			}
-		}
 		rows, err := originRows(u)
 		if err != nil {
 			return err
 		}
-		if len(rows.pool) > 0 {
-			if _, err := tx.Exec(ctx, upsertOriginsSQL, u.Node, seq, rows.pool, rows.origin,
-				rows.healthy, rows.reason, rows.rtt, rows.monitors); err != nil {
-				return err
+		if u.Full {
+			// The whole view is the packed row alone: the node's rows
+			// are of its last epoch.
+			if !inserted {
+				if _, err := tx.Exec(ctx, "delete from node_origin_health where node = $1", u.Node); err != nil {
+					return err
+				}
 			}
+			err = writePacked(ctx, tx, u.Node, epoch, seq, rows)
+		} else {
+			err = s.publishChanges(ctx, tx, u, rows, epoch, seq)
 		}
-		if len(u.Removed) > 0 && !u.Full {
-			poolIDs, origins := make([]string, len(u.Removed)), make([]string, len(u.Removed))
-			for i, k := range u.Removed {
-				poolIDs[i], origins[i] = k.Pool, k.Origin
-			}
-			if _, err := tx.Exec(ctx, withdrawSQL, u.Node, seq, poolIDs, origins); err != nil {
-				return err
-			}
+		if err != nil {
+			return err
 		}
 		_, err = tx.Exec(ctx, "select pg_notify('"+HealthChannel+"', $1)", u.Node)
 		return err
 	})
 	return mapError(err)
+}
+
+// publishChanges writes u's changes as rows of seq, withdraws its removed
+// origins and packs the view again when enough rows follow it.
+func (s *Store) publishChanges(ctx context.Context, tx pgx.Tx, u pools.HealthUpdate, rows rowArrays, epoch, seq int64) error {
+	if len(rows.pool) > 0 {
+		if _, err := tx.Exec(ctx, upsertOriginsSQL, u.Node, seq, rows.pool, rows.origin,
+			rows.healthy, rows.reason, rows.rtt, rows.monitors); err != nil {
+			return err
+		}
+	}
+	if len(u.Removed) > 0 {
+		if err := withdraw(ctx, tx, u, epoch, seq); err != nil {
+			return err
+		}
+	}
+	return s.repack(ctx, tx, u.Node, epoch, seq)
+}
+
+// withdraw marks the removed origins that have a live row gone, then
+// writes a gone row for each of the others that the packed view holds
+// without a row since. An origin never published leaves no row.
+func withdraw(ctx context.Context, tx pgx.Tx, u pools.HealthUpdate, epoch, seq int64) error {
+	poolIDs, origins := make([]string, len(u.Removed)), make([]string, len(u.Removed))
+	for i, k := range u.Removed {
+		poolIDs[i], origins[i] = k.Pool, k.Origin
+	}
+	rows, err := tx.Query(ctx, withdrawSQL+" returning pool, origin", u.Node, seq, poolIDs, origins)
+	if err != nil {
+		return err
+	}
+	done := map[pools.OriginKey]bool{}
+	for rows.Next() {
+		var k pools.OriginKey
+		if err := rows.Scan(&k.Pool, &k.Origin); err != nil {
+			rows.Close()
+			return err
+		}
+		done[k] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(done) == len(u.Removed) {
+		return nil
+	}
+	var packed []byte
+	err = tx.QueryRow(ctx, "select packed from node_health_view where node = $1 and epoch = $2", u.Node, epoch).Scan(&packed)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil // rows only: withdrawSQL did it all
+	}
+	if err != nil {
+		return err
+	}
+	states, err := unpack(packed, time.Time{}, interner{})
+	if err != nil {
+		return err
+	}
+	inView := make(map[pools.OriginKey]bool, len(states))
+	for _, st := range states {
+		inView[st.Key()] = true
+	}
+	poolIDs, origins = poolIDs[:0], origins[:0]
+	for _, k := range u.Removed {
+		if !done[k] && inView[k] {
+			done[k] = true
+			poolIDs, origins = append(poolIDs, k.Pool), append(origins, k.Origin)
+		}
+	}
+	if len(poolIDs) == 0 {
+		return nil
+	}
+	// A row already there is an earlier change: withdrawn already, or
+	// marked by withdrawSQL.
+	_, err = tx.Exec(ctx, `
+		insert into node_origin_health (node, pool, origin, seq, gone, healthy, reason, rtt_ns)
+		select $1, u.pool, u.origin, $2, true, false, '', 0 from unnest($3::text[], $4::text[]) as u(pool, origin)
+		on conflict (node, pool, origin) do nothing`, u.Node, seq, poolIDs, origins)
+	return err
 }
 
 func b2i(b bool) int {
@@ -174,9 +392,11 @@ func (r *originRow) state(published time.Time) (pools.OriginState, error) {
 }
 
 // sinceSQL reads, in one statement (one snapshot), every heartbeat and the
-// origin rows each reader has not seen: rows after its cursor, or all the
-// node's live rows when the cursor is missing or of another epoch (since
-// = -1, a full update).
+// origin rows each reader has not seen: rows after its cursor; or, when
+// the cursor is missing or of another epoch (since = -1, a full update),
+// the node's packed view (a first row, oseq -1) and its rows after the
+// view's seq, gone ones included; or, without a view of the epoch, all
+// the node's live rows.
 //
 // The origin rows are a lateral subquery fenced with "offset 0", so that
 // each heartbeat's rows come from the (node, seq) index, from its
@@ -186,95 +406,118 @@ func (r *originRow) state(published time.Time) (pools.OriginState, error) {
 const sinceSQL = `
 	with c as (select * from unnest($1::text[], $2::bigint[], $3::bigint[]) as c(node, epoch, seq)),
 	h as (select h.*, coalesce((select c.seq from c where c.node = h.node and c.epoch = h.epoch and c.seq <= h.seq), -1) as since
-		from node_heartbeat h)
-	select h.node, h.region, h.published, h.epoch, h.seq, h.since < 0, o.gone, ` + originColumns + `
-	from h left join lateral (select * from node_origin_health o
-		where o.node = h.node and o.seq > greatest(h.since, 0) and (h.since >= 0 or not o.gone) offset 0) o on true
-	order by h.node, o.seq`
+		from node_heartbeat h),
+	hv as (select h.*, v.seq as vseq from h left join node_health_view v on h.since < 0 and v.node = h.node and v.epoch = h.epoch)
+	select h.node, h.region, h.published, h.epoch, h.seq, h.since < 0, o.packed, o.gone, ` + originColumns + `
+	from hv h left join lateral (
+		select -1::bigint as oseq, v.packed, null::bool as gone, null::text as pool, null::text as origin,
+			null::bool as healthy, null::text as reason, null::bigint as rtt_ns, null::jsonb as monitors
+		from node_health_view v where h.vseq is not null and v.node = h.node
+		union all
+		(select o.seq, null, o.gone, o.pool, o.origin, o.healthy, o.reason, o.rtt_ns, o.monitors
+		from node_origin_health o
+		where o.node = h.node and o.seq > (case when h.since >= 0 then h.since else coalesce(h.vseq, 0) end)
+			and (h.since >= 0 or h.vseq is not null or not o.gone) offset 0)) o on true
+	order by h.node, o.oseq`
 
 // HealthSince returns every node's changes since cursors, from the
 // replica when there is one.
 func (s *Store) HealthSince(ctx context.Context, cursors map[string]pools.HealthCursor) ([]pools.HealthUpdate, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
+	return healthSince(ctx, s.followPool(ctx), cursors)
+}
+
+func healthSince(ctx context.Context, q *pgxpool.Pool, cursors map[string]pools.HealthCursor) ([]pools.HealthUpdate, error) {
 	var nodes []string
 	var epochs, seqs []int64
 	for n, c := range cursors {
 		nodes, epochs, seqs = append(nodes, n), append(epochs, c.Epoch), append(seqs, c.Seq)
 	}
-	rows, err := s.followPool(ctx).Query(ctx, sinceSQL, nodes, epochs, seqs)
+	rows, err := q.Query(ctx, sinceSQL, nodes, epochs, seqs)
 	if err != nil {
 		return nil, mapError(err)
 	}
 	defer rows.Close()
 	out := []pools.HealthUpdate{}
+	in := interner{}
+	// The last update's packed view, which the rows after it change.
+	var m *merge
+	done := func() {
+		if m != nil {
+			out[len(out)-1].Origins, m = m.result(), nil
+		}
+	}
 	for rows.Next() {
 		var u pools.HealthUpdate
+		var view []byte
 		var gone *bool
 		var o originRow
-		if err := rows.Scan(append([]any{&u.Node, &u.Region, &u.Published, &u.Cursor.Epoch, &u.Cursor.Seq, &u.Full, &gone},
-			o.dest()...)...); err != nil {
+		dest := append([]any{&u.Node, &u.Region, &u.Published, &u.Cursor.Epoch, &u.Cursor.Seq, &u.Full, &view, &gone}, o.dest()...)
+		if err := rows.Scan(dest...); err != nil {
 			return nil, mapError(err)
 		}
 		if len(out) == 0 || out[len(out)-1].Node != u.Node {
+			done()
 			out = append(out, u)
+		}
+		last := &out[len(out)-1]
+		if view != nil {
+			states, err := unpack(view, last.Published, in)
+			if err != nil {
+				return nil, fmt.Errorf("health of node %s: %w", last.Node, err)
+			}
+			m = &merge{}
+			m.start(states)
+			continue
 		}
 		if o.pool == nil {
 			continue // a heartbeat without news
 		}
-		last := &out[len(out)-1]
-		if *gone {
-			last.Removed = append(last.Removed, pools.OriginKey{Pool: *o.pool, Origin: *o.origin})
-			continue
+		k := pools.OriginKey{Pool: *o.pool, Origin: *o.origin}
+		var st pools.OriginState
+		if !*gone {
+			if st, err = o.state(last.Published); err != nil {
+				return nil, err
+			}
 		}
-		st, err := o.state(last.Published)
-		if err != nil {
-			return nil, err
+		switch {
+		case m != nil:
+			m.apply(k, st, *gone)
+		case *gone:
+			last.Removed = append(last.Removed, k)
+		default:
+			last.Origins = append(last.Origins, st)
 		}
-		last.Origins = append(last.Origins, st)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, mapError(err)
 	}
+	done()
 	return out, nil
 }
 
-// HealthViews returns every node's view, ordered by node name.
+// HealthViews returns every node's view, ordered by node name: each
+// node's whole view as a reader without cursors reads it.
 func (s *Store) HealthViews(ctx context.Context, pool string) ([]pools.NodeHealth, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	rows, err := s.pool.Query(ctx, `
-		select h.node, h.region, h.published, `+originColumns+`
-		from node_heartbeat h
-		left join node_origin_health o on o.node = h.node and not o.gone and ($1 = '' or o.pool = $1)
-		order by h.node, o.pool, o.origin`, pool)
+	ups, err := healthSince(ctx, s.pool, nil)
 	if err != nil {
-		return nil, mapError(err)
+		return nil, err
 	}
-	defer rows.Close()
-	views := []pools.NodeHealth{}
-	for rows.Next() {
-		var v pools.NodeHealth
-		var o originRow
-		if err := rows.Scan(append([]any{&v.Node, &v.Region, &v.Published}, o.dest()...)...); err != nil {
-			return nil, mapError(err)
+	views := make([]pools.NodeHealth, 0, len(ups))
+	for _, u := range ups {
+		v := pools.NodeHealth{Node: u.Node, Region: u.Region, Published: u.Published, Origins: []pools.OriginState{}}
+		for _, st := range u.Origins {
+			if pool == "" || st.Pool == pool {
+				v.Origins = append(v.Origins, st)
+			}
 		}
-		if len(views) == 0 || views[len(views)-1].Node != v.Node {
-			v.Origins = []pools.OriginState{}
-			views = append(views, v)
-		}
-		if o.pool == nil {
-			continue
-		}
-		last := &views[len(views)-1]
-		st, err := o.state(last.Published)
-		if err != nil {
-			return nil, err
-		}
-		last.Origins = append(last.Origins, st)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, mapError(err)
+		slices.SortFunc(v.Origins, func(a, b pools.OriginState) int {
+			return cmp.Or(cmp.Compare(a.Pool, b.Pool), cmp.Compare(a.Origin, b.Origin))
+		})
+		views = append(views, v)
 	}
 	return views, nil
 }

@@ -31,6 +31,9 @@ type Store struct {
 	log       *slog.Logger
 	opTimeout time.Duration
 	now       func() time.Time
+	// repackAt is the fewest origin rows after a node's packed view that
+	// pack it again (minRepack).
+	repackAt int
 
 	// The replica the follow reads go to (replica.go); nil for none.
 	readURL   string
@@ -85,6 +88,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		pool:      pool,
 		log:       slog.New(slog.DiscardHandler),
 		opTimeout: 10 * time.Second,
+		repackAt:  minRepack,
 		now:       time.Now,
 		maxLag:    DefaultMaxReplicaLag,
 		stopped:   make(chan struct{}),

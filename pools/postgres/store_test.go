@@ -22,6 +22,20 @@ func TestContract(t *testing.T) {
 	})
 }
 
+// The health contract with each node's view packed again after every
+// change: a first read is the packed view and nothing after it, or the
+// view and the rows after it when a change did not repack.
+func TestContractRepacked(t *testing.T) {
+	storetest.RunHealth(t, func(t *testing.T) pools.Store {
+		s, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.WithRepackAt(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
 // closedURL returns a URL whose port nothing listens on.
 func closedURL(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -260,9 +260,22 @@ func testHealthFollowed(t *testing.T, c context.Context, s pools.Store) {
 			}
 			return out
 		}
+		// A reader without cursors (a node that starts) gets every
+		// node's whole view.
+		fresh := map[string]map[pools.OriginKey]pools.OriginState{}
+		for n, u := range since(t, s, nil) {
+			if !u.Full || len(u.Removed) > 0 {
+				t.Errorf("step %d: first read of %s: full %v, removed %v; want a whole view", step, n, u.Full, u.Removed)
+			}
+			fresh[n] = map[pools.OriginKey]pools.OriginState{}
+			for _, st := range u.Origins {
+				fresh[n][st.Key()] = st
+			}
+		}
 		want := asViews(truth)
 		sameObject(t, fmt.Sprintf("step %d: the store's views", step), views(t, s, ""), want)
 		sameObject(t, fmt.Sprintf("step %d: what the reader holds", step), asViews(held), want)
+		sameObject(t, fmt.Sprintf("step %d: what a reader without cursors reads", step), asViews(fresh), want)
 		if t.Failed() {
 			return
 		}

@@ -83,6 +83,21 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 	}
 }
 
+// RunHealth runs the health parts of the contract alone, for a store
+// made to take another path through them (the PostgreSQL store packing
+// its views after every change).
+func RunHealth(t *testing.T, open func(t *testing.T) pools.Store) {
+	for name, fn := range map[string]contractTest{
+		"Health": testHealth, "HealthChanges": testHealthChanges, "HealthFollowedByChanges": testHealthFollowed,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			tc := fn
+			tc(t, ctx(t), open(t))
+		})
+	}
+}
+
 // atOnce runs fn(0), ..., fn(n-1) at once, each on its goroutine, and
 // waits for them all: writers that race, as nodes do.
 func atOnce(n int, fn func(i int)) {
