@@ -3,7 +3,11 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -148,4 +152,120 @@ func TestWatchAcrossNodesAndReconnect(t *testing.T) {
 	}
 	rev, _ = a.Revision(ctx)
 	waitFor("a create after the listener lost its connection", func(c pools.Change) bool { return c.Revision >= rev })
+}
+
+// attempts records when the listener tried to connect: each failure it
+// logs ("change listener disconnected") and each success ("connected").
+type attempts struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (a *attempts) Enabled(context.Context, slog.Level) bool { return true }
+func (a *attempts) WithAttrs([]slog.Attr) slog.Handler       { return a }
+func (a *attempts) WithGroup(string) slog.Handler            { return a }
+func (a *attempts) Handle(_ context.Context, r slog.Record) error {
+	if strings.HasPrefix(r.Message, "change listener") {
+		a.mu.Lock()
+		a.at = append(a.at, time.Now())
+		a.mu.Unlock()
+	}
+	return nil
+}
+
+// The listener tries again at least every 2 s (maxBackoff) however long
+// the server refuses it, so that a node follows changes again within
+// about that once the server takes connections, as when a promoted
+// replica starts taking them. The database refuses new connections for
+// 16 s while the listener's connection is killed: a backoff left to
+// double (0.1, 0.2, ... 6.4 s, each jittered down to half) would wait 3.2
+// s or more within that time, and for 6.4 s or more from 12.7 s on.
+func TestListenerRetriesWithinTwoSeconds(t *testing.T) {
+	t.Parallel()
+	a, url := pgtest.NewStore(t)
+	log := &attempts{}
+	b, err := postgres.Open(t.Context(), url, postgres.WithLogger(slog.New(log)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := t.Context()
+	ch := b.Watch(ctx)
+	select {
+	case <-ch: // connected
+	case <-time.After(15 * time.Second):
+		t.Fatal("the listener never connected")
+	}
+	// a's writes use a connection it holds from before the refusal.
+	if _, err := a.Revision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A database cannot refuse connections from a session inside it.
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := cfg.Database
+	cfg.Database = "postgres"
+	admin, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	allow := func(on bool) {
+		t.Helper()
+		if _, err := admin.Exec(ctx, fmt.Sprintf("alter database %q with allow_connections %t", db, on)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allow(false)
+	defer func() {
+		_, _ = admin.Exec(context.Background(), fmt.Sprintf("alter database %q with allow_connections true", db))
+	}()
+	var killed int
+	err = admin.QueryRow(ctx, `select count(pg_terminate_backend(pid)) from pg_stat_activity
+		where datname = $1 and application_name = $2`, db, postgres.ListenerApplicationName).Scan(&killed)
+	if err != nil || killed != 1 {
+		t.Fatalf("terminate listener: killed %d, %v", killed, err)
+	}
+	log.mu.Lock()
+	log.at = nil
+	log.mu.Unlock()
+	time.Sleep(16 * time.Second)
+	for len(ch) > 0 {
+		<-ch
+	}
+	allow(true)
+	opened := time.Now()
+	if _, err := a.Create(ctx, storetest.Zone("glb.example.com")); err != nil {
+		t.Fatal(err)
+	}
+	rev, _ := a.Revision(ctx)
+	// At most maxBackoff to the next attempt, then a connection and a
+	// query: 5 s leaves a loaded machine room.
+	deadline := time.After(5 * time.Second)
+wait:
+	for {
+		select {
+		case c := <-ch:
+			if c.Revision >= rev {
+				break wait
+			}
+		case <-deadline:
+			t.Fatalf("node b did not follow a write within 5 s of the server taking connections again")
+		}
+	}
+	t.Logf("following again %v after the server took connections", time.Since(opened).Round(time.Millisecond))
+	// Between two attempts: the wait (at most 2 s) and a refused
+	// connection (milliseconds; a second on a loaded machine).
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if len(log.at) < 8 {
+		t.Fatalf("%d attempts in 16 s refused, want 8 or more (0.1 + 0.2 + ... + 1.6 s, then 2 s apart)", len(log.at))
+	}
+	for i := 1; i < len(log.at); i++ {
+		if gap := log.at[i].Sub(log.at[i-1]); gap > 3*time.Second {
+			t.Errorf("attempt %d came %v after the one before, want at most maxBackoff (2 s) and a refusal", i, gap.Round(time.Millisecond))
+		}
+	}
 }
