@@ -81,9 +81,11 @@ type drainRequest struct {
 	Until  *time.Time `json:"until"`
 }
 
-// drainNode answers POST /nodes/{name}/drain (admin): the node withdraws
-// its routes at its next report, answers for its drain grace, then
-// reports drained. Draining a drained node replaces the reason and until.
+// drainNode answers POST /nodes/{name}/drain (admin): the node hears of
+// it from the store's change feed (at its next report, a second at most,
+// without one), withdraws its routes at once, answers for its drain
+// grace, then reports drained. Draining a drained node replaces the
+// reason and until.
 func (s *server) drainNode(w http.ResponseWriter, r *http.Request) {
 	var req drainRequest
 	if err := readInto(w, r, &req); err != nil {
@@ -110,8 +112,8 @@ func (s *server) drainNode(w http.ResponseWriter, r *http.Request) {
 	s.setDrain(w, r, d)
 }
 
-// undrainNode answers DELETE /nodes/{name}/drain (admin): the node
-// announces and serves again at its next report.
+// undrainNode answers DELETE /nodes/{name}/drain (admin): the node hears
+// of it as of a drain, and announces and serves again.
 func (s *server) undrainNode(w http.ResponseWriter, r *http.Request) {
 	s.setDrain(w, r, nil)
 }

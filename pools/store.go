@@ -86,6 +86,10 @@ type Change struct {
 	// Health is set when a node published a change to its health (not
 	// for a heartbeat alone).
 	Health bool
+	// Drain is set when a drain was asked or lifted, of any node: each
+	// node reads its own at once (ReportNode) rather than at its next
+	// report.
+	Drain bool
 }
 
 // Store keeps the configuration. Every write validates the object in full

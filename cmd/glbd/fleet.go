@@ -58,9 +58,11 @@ type fleet struct {
 
 	// ran is closed when run returns: stop reports after it.
 	ran chan struct{}
-	// kick asks for a report now (a drain of this node asked through its
-	// own API; ownDrain). nil: reports every second only.
-	kick <-chan struct{}
+	// changes is the store's change feed (nil: none): a drain asked or
+	// lifted, of this node or another, through any node's API, is
+	// reported at once, so that this node reads its own drain within
+	// milliseconds rather than at its next report.
+	changes <-chan pools.Change
 
 	reports  *prometheus.CounterVec
 	draining prometheus.Gauge
@@ -87,6 +89,8 @@ func newFleet(cfg *Config, log *slog.Logger, store pools.NodeStore, n *node, dns
 	for _, s := range []string{pools.NodeServing, pools.NodeDraining, pools.NodeDrained, pools.NodeStale, pools.NodeGone} {
 		f.states.WithLabelValues(s)
 	}
+	f.reports.WithLabelValues("ok")
+	f.reports.WithLabelValues("error")
 	reg.MustRegister(set.Collectors()...)
 	for _, srv := range dns.srvs {
 		a := srv.Addr().String()
@@ -99,7 +103,8 @@ func newFleet(cfg *Config, log *slog.Logger, store pools.NodeStore, n *node, dns
 	return f
 }
 
-// run reports until ctx ends.
+// run reports until ctx ends: every second, and at once when the change
+// feed says a drain was asked or lifted.
 func (f *fleet) run(ctx context.Context) {
 	defer close(f.ran)
 	t := time.NewTicker(reportEvery)
@@ -107,11 +112,27 @@ func (f *fleet) run(ctx context.Context) {
 	for {
 		f.report(ctx)
 		f.observe(ctx)
+		if !f.wait(ctx, t.C) {
+			return
+		}
+	}
+}
+
+// wait waits for the next report: the ticker, or a drain in the change
+// feed. False when ctx ended.
+func (f *fleet) wait(ctx context.Context, tick <-chan time.Time) bool {
+	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-f.kick:
+			return false
+		case <-tick:
+			return true
+		case c, ok := <-f.changes:
+			if !ok {
+				f.changes = nil // the store closed its watch; the ticker carries on
+			} else if c.Drain {
+				return true
+			}
 		}
 	}
 }

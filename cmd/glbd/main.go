@@ -173,7 +173,6 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 			return err
 		}
 	}
-	kick := make(chan struct{}, 1) // the node's own drain, from its API to its fleet loop
 	ln, err := net.Listen("tcp", cfg.APIListen)
 	if err != nil {
 		dns.shutdown()
@@ -188,7 +187,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	rums := &rumService{collector: collector, tokens: dns.tokens, store: store, node: cfg.Node, cfg: cfg.RUM, n: n, geo: geo, log: log.With("component", "rum")}
 	httpSrv := &http.Server{
 		Handler: withRUM(console.Mount(api.New(api.Options{
-			Store: ownDrain{Store: store, node: cfg.Node, kick: kick}, Token: cfg.APIToken, Explainer: explainer{n: n, geo: geo}, Snapshot: explainer{n: n, geo: geo}.snapshot,
+			Store: store, Token: cfg.APIToken, Explainer: explainer{n: n, geo: geo}, Snapshot: explainer{n: n, geo: geo}.snapshot,
 			Ready: n.ready, Health: n.agreedHealth, OwnView: checker.PoolView, Registry: reg, Logger: log,
 			Outbound: cfg.Outbound.policy, Resolver: resolver, NodeGoneAfter: cfg.Fleet.NodeGoneAfter,
 			Transfers: dns.transferState(),
@@ -231,9 +230,9 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	go rums.run(ctx)
 	go dns.runCookies(ctx, store)
 	fl := newFleet(cfg, log, store, n, dns, checker, reg, n.notify)
-	fl.kick = kick
 	fctx, fcancel := context.WithCancel(ctx)
 	defer fcancel()
+	fl.changes = store.Watch(fctx)
 	var ac *anycast
 	if cfg.BGP.ASN != 0 {
 		// After the listeners and the first snapshot: it announces only

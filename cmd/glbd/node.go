@@ -197,7 +197,7 @@ func (n *node) run(ctx context.Context) {
 			if ch.Health {
 				reads.readHealth()
 			}
-			if ch.Revision != 0 || !ch.Health {
+			if ch.Revision != 0 || !ch.Health && !ch.Drain { // a drain is the fleet's (fleet.go)
 				reads.readConfig()
 			}
 		case <-poll.C:

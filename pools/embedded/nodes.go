@@ -98,5 +98,8 @@ func (s *Store) DrainNode(ctx context.Context, name string, d *pools.NodeDrain) 
 		out = r
 		return appendAudit(tx, &e)
 	})
+	if err == nil {
+		s.watchers.Notify(pools.Change{Drain: true})
+	}
 	return out, err
 }

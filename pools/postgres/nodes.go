@@ -113,6 +113,11 @@ func (s *Store) DrainNode(ctx context.Context, name string, d *pools.NodeDrain) 
 			return err
 		}
 		out = r
+		// On commit: the node reads its drain at once, not at its next
+		// report.
+		if _, err := t.tx.Exec(t.ctx, "select pg_notify('"+NodesChannel+"', $1::text)", name); err != nil {
+			return err
+		}
 		return t.audit(&e)
 	})
 	return out, err

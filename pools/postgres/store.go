@@ -19,10 +19,12 @@ import (
 )
 
 // Notification channels: the payload of glb_config is the new global
-// revision, that of glb_health the publishing node.
+// revision, that of glb_health the publishing node, that of glb_nodes the
+// node a drain was asked or lifted of.
 const (
 	ConfigChannel = "glb_config"
 	HealthChannel = "glb_health"
+	NodesChannel  = "glb_nodes"
 )
 
 // Store implements pools.Store over a pgx pool.

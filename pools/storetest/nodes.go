@@ -11,8 +11,9 @@ import (
 
 // testNodes: a node's report is kept whole, the store tells it the drain
 // asked of it, a drain of a node never seen is not found, drains and
-// undrains are audited with who asked, and a node behind the store's
-// revision keeps the time it first fell behind until it catches up.
+// undrains are audited with who asked, a node behind the store's
+// revision keeps the time it first fell behind until it catches up, and
+// watchers hear of each drain and undrain (Change.Drain).
 func testNodes(t *testing.T, c context.Context, s pools.Store) {
 	if l, err := s.Nodes(c); err != nil || len(l.Items) != 0 {
 		t.Fatalf("no node yet: %+v, %v", l, err)
@@ -66,8 +67,17 @@ func testNodes(t *testing.T, c context.Context, s pools.Store) {
 	}
 
 	// A write the node has not applied: behind since its next report,
-	// kept while it stays behind, cleared once it catches up.
+	// kept while it stays behind, cleared once it catches up. Its change
+	// also says the watch is up (PostgreSQL's listener connected).
+	wctx, stop := context.WithCancel(c)
+	defer stop()
+	ch := s.Watch(wctx)
 	mustCreate(t, s, Monitor())
+	written, err := s.Revision(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitChange(t, ch, "a write", func(c pools.Change) bool { return c.Revision >= written })
 	if _, err := s.ReportNode(c, st); err != nil {
 		t.Fatal(err)
 	}
@@ -95,4 +105,14 @@ func testNodes(t *testing.T, c context.Context, s pools.Store) {
 	if b := l.Items[0].BehindSince(); b != nil {
 		t.Fatalf("caught up, still behind since %v", b)
 	}
+
+	// A drain and an undrain each reach the watchers.
+	if _, err := s.DrainNode(ops, "n1", &pools.NodeDrain{Reason: "upgrade"}); err != nil {
+		t.Fatal(err)
+	}
+	waitChange(t, ch, "drain", func(c pools.Change) bool { return c.Drain })
+	if _, err := s.DrainNode(ops, "n1", nil); err != nil {
+		t.Fatal(err)
+	}
+	waitChange(t, ch, "undrain", func(c pools.Change) bool { return c.Drain })
 }
