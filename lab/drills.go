@@ -160,6 +160,7 @@ var drillFuncs = []drill{
 	{titleSigterm, (*lab).drillSigtermAnycast},
 	{titleKill, (*lab).drillKillAnycast},
 	{titleNoStore, (*lab).drillStartWithoutStore},
+	{titleFeed, (*lab).drillFeedBlocked},
 }
 
 // Derived bounds. period is how long a check can take to renew a result

@@ -36,7 +36,7 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lab", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	glbdBin := fs.String("glbd", "bin/glbd", "the glbd binary to drill")
-	drillList := fs.String("drills", "all", "drills to run, comma-separated numbers (1-10) or all")
+	drillList := fs.String("drills", "all", fmt.Sprintf("drills to run, comma-separated numbers (1-%d) or all", len(drillFuncs)))
 	interval := fs.Int("interval", 2, "the origins' monitor interval, seconds; every bound derives from it")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -64,7 +64,11 @@ func cli(args []string, stdout, stderr io.Writer) int {
 
 func parseDrills(s string) ([]int, error) {
 	if s == "all" {
-		return []int{1, 2, 3, 4, 5, 6}, nil
+		var all []int
+		for n := range drillFuncs {
+			all = append(all, n+1)
+		}
+		return all, nil
 	}
 	var out []int
 	for _, f := range strings.Split(s, ",") {

@@ -18,6 +18,7 @@ type node struct {
 	name    string // the node name, the region's code in lower case
 	dataDir string // kept across restarts: the last good file lives here
 	migrate bool
+	role    string // the PostgreSQL role it logs in as
 	cmd     *exec.Cmd
 	done    <-chan error
 }
@@ -40,7 +41,7 @@ func (n *node) start() error {
 	n.cmd = exec.Command(n.l.glbdBin, "serve",
 		"--dns-listen", a+":53,"+anycastAddr.String()+":53", "--api-listen", a+":8080", "--udp-sockets", "1",
 		"--api-token", apiToken, "--api-insecure-http",
-		"--database-url", n.l.pg.url(), fmt.Sprintf("--migrate=%t", n.migrate),
+		"--database-url", n.l.pg.url(n.role), fmt.Sprintf("--migrate=%t", n.migrate),
 		"--node", n.name, "--region", regions[n.region], "--check-source", a,
 		"--data-dir", n.dataDir, "--log-level", "info")
 	n.cmd.Args = append(n.cmd.Args, bgpFlags(n.region)...)

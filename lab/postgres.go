@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/glb-dns/glb/internal/pgserver"
 )
@@ -22,8 +25,25 @@ type postgres struct {
 	done         <-chan error
 }
 
-func (p *postgres) url() string {
-	return fmt.Sprintf("postgres://postgres@%s:5432/postgres?sslmode=disable", pgAddr)
+// url is where a node logs in as role.
+func (p *postgres) url(role string) string {
+	return fmt.Sprintf("postgres://%s@%s:5432/postgres?sslmode=disable", role, pgAddr)
+}
+
+// exec runs SQL as the cluster's superuser, over its Unix socket (a file,
+// so reachable from the machine's namespace).
+func (p *postgres) exec(sql string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, fmt.Sprintf("host=%s port=5432 user=postgres dbname=postgres sslmode=disable", p.dir))
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		return fmt.Errorf("postgres: %s: %w", sql, err)
+	}
+	return nil
 }
 
 func newPostgres(ns, dir string) (*postgres, error) {

@@ -58,12 +58,19 @@ func NewReceiverOn(t testing.TB, addr string) *Receiver {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r := Serve(ln)
+	t.Cleanup(r.Close)
+	return r
+}
+
+// Serve starts a receiver on ln (one opened in a network namespace of
+// the fault lab, say); Close stops it.
+func Serve(ln net.Listener) *Receiver {
 	r := &Receiver{secrets: map[string]string{}, status: http.StatusOK}
 	r.Server = httptest.NewUnstartedServer(r)
 	r.Server.Listener.Close()
 	r.Server.Listener = ln
 	r.Server.Start()
-	t.Cleanup(r.Close)
 	return r
 }
 
