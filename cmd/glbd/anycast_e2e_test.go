@@ -1,7 +1,9 @@
 package main
 
 import (
+	neturl "net/url"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -100,4 +102,76 @@ func describeBGP(v nodeView) string {
 		}
 		return s
 	}()
+}
+
+// TestAnycastStaticStability: two nodes on PostgreSQL, each announcing
+// its own prefix to a BIRD of its own, are cut from the store (a proxy
+// drops their connections and refuses new ones). s1, with --max-stale
+// off (the default), answers from its snapshot and keeps announcing
+// however long the cut lasts; s2, with --max-stale 3s, answers as well
+// but withdraws once its snapshot is older than that, not before, and
+// announces again once it reads the store.
+func TestAnycastStaticStability(t *testing.T) {
+	t.Parallel()
+	url := freshDatabase(t)
+	u, _ := neturl.Parse(url)
+	p := newCutProxy(t, u.Host)
+	proxied := strings.Replace(url, u.Host, p.ln.Addr().String(), 1)
+	const maxStale = 3 * time.Second
+	routers := map[string]*birdtest.Bird{}
+	prefix := map[string]string{"s1": "192.0.2.61/32", "s2": "192.0.2.62/32"}
+	nodes := map[string]*glbd{}
+	for _, name := range []string{"s1", "s2"} {
+		routers[name] = birdtest.Start(t, birdtest.Config{Local: "127.0.0.2", ASN: 65000,
+			Neighbors: []birdtest.Neighbor{{Name: name, Addr: "127.0.0.1", ASN: 65001}}})
+		args := []string{"--database-url", proxied, "--node", name, "--bgp-asn", "65001", "--bgp-router-id", "192.0.2.1",
+			"--bgp-peer", "127.0.0.2:" + strconv.Itoa(routers[name].Port) + ",65000", "--anycast", prefix[name], "--bgp-hold-time", "3s"}
+		if name == "s2" {
+			args = append(args, "--migrate=false", "--max-stale", maxStale.String())
+		}
+		nodes[name] = startGlbd(t, "", args...)
+	}
+	nodes["s1"].must("POST", "/api/v1/zones", map[string]any{"name": "glb.example.com", "nameservers": []string{"ns1.glb.example.com"}})
+	for name, b := range routers {
+		b.WaitRoute(t, prefix[name], true, 15*time.Second)
+	}
+	// Both serve the zone, so that what they answer from during the cut is
+	// their snapshot of it.
+	for _, g := range nodes {
+		eventually(t, 5*time.Second, "the zone served", func() (bool, string) {
+			_, status := dig(t, g.dns, "glb.example.com", "SOA")
+			return status == "NOERROR", status
+		})
+	}
+
+	p.setCut(true)
+	cut := time.Now()
+	// s2's snapshot was confirmed by its last revision read, at most the
+	// poll's 2 s before the cut; it withdraws at the self-probe (every
+	// second) after the snapshot is maxStale old.
+	_, took := routers["s2"].WaitRoute(t, prefix["s2"], false, maxStale+3*time.Second)
+	if took < maxStale-2*time.Second {
+		t.Errorf("s2 withdrew %v after the cut, before its snapshot could be %v old", took, maxStale)
+	}
+	t.Logf("s2 (--max-stale %v) withdrew %v after the cut", maxStale, took)
+	// s1 holds its route three times as long, answering meanwhile.
+	for time.Since(cut) < 3*maxStale {
+		if r, err := routers["s1"].Routes(); err != nil || r[prefix["s1"]].Prefix == "" {
+			t.Fatalf("s1 (--max-stale off) withdrew %v into the cut: %v %v", time.Since(cut), r, err)
+		}
+		for name, g := range nodes {
+			if _, status := dig(t, g.dns, "glb.example.com", "SOA"); status != "NOERROR" {
+				t.Fatalf("%s answers %s %v into the cut, want its snapshot's SOA", name, status, time.Since(cut))
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(nodes["s2"].logs.String(), "snapshot older than --max-stale") {
+		t.Errorf("s2 does not say why it withdrew")
+	}
+
+	p.setCut(false)
+	_, back := routers["s2"].WaitRoute(t, prefix["s2"], true, 10*time.Second)
+	t.Logf("s2 announced again %v after the store came back", back)
+	routers["s1"].WaitRoute(t, prefix["s1"], true, 0)
 }

@@ -1,27 +1,37 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/glb-dns/glb/internal/birdtest"
 )
 
 // TestConsoleNodes: the console's Nodes page lists the node serving with
-// its region and listener, drains it with a reason (the row turns
-// draining, then drained after the grace, without a reload), refuses a
+// its region, listener, BGP session (to a real BIRD) and the prefix it
+// announces, drains it with a reason (the row turns draining, nothing
+// announced, then drained after the grace, without a reload), refuses a
 // drain without a reason, and undrains it.
 func TestConsoleNodes(t *testing.T) {
 	t.Parallel()
 	const admin = "nodes-console-admin"
-	g := startGlbd(t, "", "--api-token", admin, "--node", "edge-7", "--region", "WEU", "--drain-grace", "5s")
+	bird := birdtest.Start(t, birdtest.Config{Local: "127.0.0.2", ASN: 65000,
+		Neighbors: []birdtest.Neighbor{{Name: "edge7", Addr: "127.0.0.1", ASN: 65001}}})
+	g := startGlbd(t, "", "--api-token", admin, "--node", "edge-7", "--region", "WEU", "--drain-grace", "5s",
+		"--bgp-asn", "65001", "--bgp-router-id", "192.0.2.1", "--bgp-peer", "127.0.0.2:"+strconv.Itoa(bird.Port)+",65000",
+		"--anycast", "192.0.2.58/32", "--bgp-hold-time", "3s")
 	ctx := browserTab(t)
 	row := `document.querySelector('tr[data-node="edge-7"]')`
 	drive(t, ctx, "sign in, the node listed serving", chromedp.Navigate(g.api+"/ui/#nodes"), chromedp.WaitVisible(`#token`),
 		chromedp.SendKeys(`#token`, admin+kb.Enter), chromedp.WaitVisible(`#n-table`),
 		waitFor(row+`?.dataset.state === "serving"`, 10*time.Second))
+	bgpCell := `document.querySelector('tr[data-node="edge-7"] td[data-label="BGP"]')?.textContent`
+	drive(t, ctx, "the session up and the prefix announced", waitFor(bgpCell+` === "1/1 established; 192.0.2.58/32"`, 20*time.Second))
 	var text string
 	drive(t, ctx, "read the row", chromedp.Text(`tr[data-node="edge-7"]`, &text))
 	if !strings.Contains(text, "WEU") || !strings.Contains(text, g.dns) {
@@ -45,6 +55,7 @@ func TestConsoleNodes(t *testing.T) {
 	}
 	drive(t, ctx, "drain", chromedp.SendKeys(`#n-edge-7-reason`, "kernel upgrade"), chromedp.Click(`#n-edge-7-drain`),
 		chromedp.WaitVisible(`#n-flash`), waitFor(row+`?.dataset.state === "draining"`, 10*time.Second),
+		waitFor(bgpCell+` === "1/1 established; nothing announced"`, 10*time.Second),
 		waitFor(row+`?.dataset.state === "drained"`, 15*time.Second))
 	drive(t, ctx, "undrain", chromedp.Click(`#n-edge-7-undrain`), waitFor(row+`?.dataset.state === "serving"`, 10*time.Second))
 	var audit struct {

@@ -21,10 +21,13 @@ function lag(v) {
   return `${v.lag.revisions} revision${v.lag.revisions === 1 ? '' : 's'}, ${secs(v.lag.seconds)}`;
 }
 
+// bgp says how many sessions are up, the state of each one that is not,
+// and the prefixes announced.
 function bgp(v) {
   if (!v.bgp.sessions.length) return '–';
-  const up = v.bgp.sessions.filter((s) => s.state === 'established').length;
-  return `${up}/${v.bgp.sessions.length} established; ${v.bgp.announced.length ? v.bgp.announced.join(', ') : 'nothing announced'}`;
+  const down = v.bgp.sessions.filter((s) => s.state !== 'established');
+  const why = down.length ? ` (${down.map((s) => `${s.peer} ${s.state}`).join(', ')})` : '';
+  return `${v.bgp.sessions.length - down.length}/${v.bgp.sessions.length} established${why}; ${v.bgp.announced.length ? v.bgp.announced.join(', ') : 'nothing announced'}`;
 }
 
 // drainControls are the drain form of a serving node and the undrain
