@@ -5,6 +5,7 @@ import { dnssecCard } from './dnssec.js';
 import { zoneFileCard, transferCard } from './zonefile.js';
 import { versionsCard } from './versions.js';
 import { rolloutsCard } from './rollouts.js';
+import { rumCard } from './rum.js';
 
 // The console's create, edit and delete of every kind of object, through
 // the same API calls a script makes: POST to create, PUT with If-Match to
@@ -291,6 +292,8 @@ export const KINDS = {
       number('latitude', 'Latitude', 'for proximity steering'),
       number('longitude', 'Longitude'),
       area('check_regions', 'Check regions', 'comma-separated region codes whose nodes check this pool; empty = every node', (v) => (v || []).join(', '), commaList, 1),
+      present('rum', 'Timed by browsers (measured latency)', 'the beacon fetches the probe URL to time this pool'),
+      text('rum.probe_url', 'Probe URL', 'a small object on the pool\'s origins, e.g. https://web-eu.example.com/rum.gif'),
       number('load_shedding.default_percent', 'Load shedding (%)', 'share of this pool\'s traffic passed on to the next candidate; 0 = none'),
       choice('load_shedding.default_policy', 'Load shedding by', [['random', 'random (each query)'], ['hash', 'hash (a client sticks)']]),
       origins(),
@@ -319,8 +322,9 @@ export const KINDS = {
       check('enabled', 'Enabled'),
       number('ttl', 'TTL (s)'),
       choice('steering_policy', 'Steering policy', [['off', 'off: default pools in order'], ['geo', 'geo: by country, then region'],
-        ['proximity', 'proximity: nearest pool'], ['dynamic_latency', 'dynamic latency: lowest RTT'], ['random', 'random: by pool weight']],
-      'geo uses the country and region pools below; random the pool weights'),
+        ['proximity', 'proximity: nearest pool'], ['dynamic_latency', 'dynamic latency: lowest RTT'],
+        ['measured_latency', 'measured latency: fastest for real users'], ['random', 'random: by pool weight']],
+      'geo uses the country and region pools below; random the pool weights; measured latency the real user measurements below'),
       text('default_pools', 'Default pools', 'pool names in order, comma-separated'),
       choice('fallback_pool', 'Fallback pool', (o, ctx) => [['', '(choose a pool)'], ...ctx.pools.map((p) => [p.id, p.name])],
         'answers when no pool is healthy, whatever its health'),
@@ -337,6 +341,11 @@ export const KINDS = {
       choice('zonal_affinity.spillover', 'Mode', [['ZONAL_AFFINITY_DISABLED', 'disabled'],
         ['ZONAL_AFFINITY_SPILL_CROSS_ZONE', 'spill cross-zone below the ratio'], ['ZONAL_AFFINITY_STAY_WITHIN_ZONE', 'stay within the zone']]),
       number('zonal_affinity.spillover_ratio', 'Spillover ratio', 'spill cross-zone: the share, in [0, 1], of the client zone\'s origins that must be healthy to stay in it'),
+      heading('Real user measurements', 'with measured latency: pages load /rum/v1/beacon.js?key=<site key>, browsers time each pool\'s probe URL, and the pools are ranked by what they measured'),
+      present('rum', 'Take reports for this load balancer', 'unchecked: no beacon reports for it (measured latency then ranks by health-check RTT)'),
+      words('rum.site_keys', 'Site keys', 'comma-separated, 8 to 64 letters, digits, - or _; public: they sit in the pages', 'site key'),
+      words('rum.allowed_origins', 'Allowed page origins', 'comma-separated, e.g. https://shop.example.com; empty = any', 'origin'),
+      number('rum.min_samples', 'Samples needed', 'a pool\'s samples in a group before its median ranks it; empty or 0 = 20'),
       heading('When every pool is down'),
       choice('all_down.action', 'Answer', [['fallback', 'the fallback pool, whatever its health'], ['nodata', 'NODATA (no record, the SOA)'],
         ['refused', 'REFUSED'], ['addresses', 'the sorry addresses below']]),
@@ -480,7 +489,7 @@ export async function editPage(arg) {
   const nodes = [el('h2', { text: id ? `Edit ${spec.one} ${spec.title(obj)}` : `New ${spec.one}`, tabindex: '-1', class: 'page-title' }),
     el('section', { class: 'card' }, form)];
   if (id && kind === 'zones') nodes.push(await dnssecCard(id), zoneFileCard(id), await transferCard(id));
-  if (id && kind === 'load_balancers') nodes.push(await rolloutsCard(obj), await versionsCard(id, spec.title(obj)));
+  if (id && kind === 'load_balancers') nodes.push(await rumCard(obj), await rolloutsCard(obj), await versionsCard(id, spec.title(obj)));
   if (id) nodes.push(deleteBox(kind, id, spec, obj, etag));
   return { nodes };
 }

@@ -19,7 +19,7 @@ function problemText(order, ok, hs, byID) {
   return parts.join('; ');
 }
 
-const steered = (policy) => policy === 'geo' || policy === 'proximity' || policy === 'dynamic_latency';
+const steered = (policy) => policy === 'geo' || policy === 'proximity' || policy === 'dynamic_latency' || policy === 'measured_latency';
 
 // poolOrder lists every pool a load balancer may answer from: its default
 // pools in order, then its region and country pools, then the fallback.
@@ -41,7 +41,7 @@ async function mappings(lb, policy) {
   if (policy === 'geo') {
     for (const [c, ids] of Object.entries(lb.country_pools || {})) places.push({ key: c, client: { country: c }, via: 'country', ids });
     for (const [r, ids] of Object.entries(lb.region_pools || {})) places.push({ key: r, client: { region: r }, via: 'region', ids });
-  } else if (policy === 'proximity' || policy === 'dynamic_latency') {
+  } else if (policy === 'proximity' || policy === 'dynamic_latency' || policy === 'measured_latency') {
     for (const r of REGIONS) places.push({ key: r, client: { region: r }, via: 'region', ids: lb.default_pools });
   }
   return Promise.all(places.map(async (m) => {
@@ -65,7 +65,7 @@ function orderText(m, lb, byID) {
   // A pool in both a geo list and the default pools is shown once, at
   // its first place (data-order keeps the order as the API gives it).
   return m.order.filter((p, i) => m.order.findIndex((q) => q.id === p.id) === i).map((p) => p.name + (p.distance_km !== undefined ? ` (${Math.round(p.distance_km).toLocaleString('en')}\u00a0km)`
-    : p.rtt_ms !== undefined ? ` (${Math.round(p.rtt_ms)}\u00a0ms)` : '')).join(' → ');
+    : p.rtt_ms !== undefined ? ` (${Math.round(p.rtt_ms)}\u00a0ms)` : p.measured_ms !== undefined ? ` (${Math.round(p.measured_ms)}\u00a0ms measured)` : '')).join(' → ');
 }
 
 // clientsText says which clients a mapping's row is about, by whether the
@@ -80,7 +80,7 @@ function clientsText(m) {
 function mappingTable(lb, policy, maps, byID) {
   const head = policy === 'geo' ? 'country or region' : 'clients in region';
   return el('table', { class: 'stack mappings', 'aria-label': `Mappings of ${lb.name}` },
-    el('thead', {}, el('tr', {}, [head, policy === 'proximity' ? 'pools (nearest first)' : policy === 'dynamic_latency' ? 'pools (lowest RTT first)' : 'pools in order', 'answering now'].map((t) => el('th', { scope: 'col', text: t })))),
+    el('thead', {}, el('tr', {}, [head, policy === 'proximity' ? 'pools (nearest first)' : policy === 'dynamic_latency' ? 'pools (lowest RTT first)' : policy === 'measured_latency' ? 'pools (fastest for real users first)' : 'pools in order', 'answering now'].map((t) => el('th', { scope: 'col', text: t })))),
     el('tbody', {}, maps.map((m) => el('tr', { 'data-mapping': m.key, 'data-now': m.nowName || '', 'data-order': (m.order || []).map((p) => p.name).join(' '), 'data-ecs': String(!!m.ecs) },
       el('td', { 'data-label': head }, `${m.key} (${m.via})`, el('br'), el('span', { class: 'muted clients', text: clientsText(m) })),
       el('td', { 'data-label': 'pools', text: orderText(m, lb, byID) }),
