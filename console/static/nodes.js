@@ -30,6 +30,13 @@ function bgp(v) {
   return `${v.bgp.sessions.length - down.length}/${v.bgp.sessions.length} established${why}; ${v.bgp.announced.length ? v.bgp.announced.join(', ') : 'nothing announced'}`;
 }
 
+// store is the server the node writes to and where its follow reads go
+// (PostgreSQL only): after a failover, the primary it found. Under the
+// name, so that the table keeps its width.
+function store(v) {
+  return `${v.store.primary || '?'}, follows the ${v.store.follows}`;
+}
+
 // drainControls are the drain form of a serving node and the undrain
 // button of a drained or draining one (admin: the API answers 403 to
 // another token, which is said beside the button).
@@ -62,7 +69,8 @@ function drainControls(v, redraw) {
 
 function nodeRow(v, redraw) {
   return el('tr', { 'data-node': v.name, 'data-state': v.state },
-    el('td', { 'data-label': 'name', class: 'mono', text: v.name }),
+    el('td', { 'data-label': 'name', class: 'mono' }, v.name,
+      v.store ? el('div', { class: 'muted node-store', text: `store ${store(v)}` }) : ''),
     el('td', { 'data-label': 'region', text: v.region || '–' }),
     el('td', { 'data-label': 'state' }, el('span', { class: `state state-${v.state}`, text: v.state }),
       v.why ? el('span', { class: 'muted', text: ` ${v.why}` }) : ''),
@@ -102,7 +110,7 @@ export async function nodesPage(flash) {
   out.push(el('p', { class: 'muted', text: 'A drained node has withdrawn its anycast routes and may be stopped; stale: it lacks a revision of the store for 5 s or more; gone: it has not reported for --node-gone-after.' }));
   // The key leaves out what moves every second (last seen, rates, ages),
   // so that a redraw happens when something an operator reads changed.
-  const key = JSON.stringify([flash, nodes.map((v) => [v.name, v.state, v.why, v.version, v.revision, v.lag.revisions, v.checks, v.bgp, v.drain])]);
+  const key = JSON.stringify([flash, nodes.map((v) => [v.name, v.state, v.why, v.version, v.revision, v.lag.revisions, v.checks, v.bgp, v.store, v.drain])]);
   return {
     nodes: out,
     key,
