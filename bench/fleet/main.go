@@ -25,6 +25,7 @@
 //	go run ./bench/fleet                          # 8 × 1,000 on a cluster of its own
 //	go run ./bench/fleet -nodes 64 -origins 10000
 //	go run ./bench/fleet -matrix                  # 8, 32, 64 × 1,000, 10,000
+//	go run ./bench/fleet -nodes 64 -ramp 60s      # a fleet started node by node
 //	go run ./bench/fleet -database-url "$URL"     # a server of yours (CPU only when local)
 //
 // The cluster of its own runs the installed server binaries (as the
@@ -56,6 +57,7 @@ type params struct {
 	countRows      int
 	flips          int
 	warmupLimit    time.Duration
+	ramp           time.Duration
 }
 
 func main() {
@@ -68,6 +70,7 @@ func main() {
 	flag.IntVar(&p.countRows, "count-rows", 20, "answer-count rows each node writes every 10 s")
 	flag.IntVar(&p.flips, "flips", 3, "flips measured")
 	flag.DurationVar(&p.warmupLimit, "warmup-limit", 5*time.Minute, "how long every view may take to be complete at start")
+	flag.DurationVar(&p.ramp, "ramp", 0, "start the nodes one by one over this long (0: all at once)")
 	matrix := flag.Bool("matrix", false, "run N = 8, 32, 64 × M = 1,000, 10,000")
 	flag.Parse()
 	log.SetFlags(log.Ltime)

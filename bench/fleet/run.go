@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"strings"
 	"sync"
 	"time"
 )
@@ -21,6 +22,9 @@ type fleet struct {
 	agreedBy map[string]bool
 	done     chan struct{}
 	errors   int
+	// failed counts the failed calls by what called (the format's first
+	// word: publish, health, report, revision, answer).
+	failed map[string]int
 }
 
 func newFleet(n int) *fleet {
@@ -73,9 +77,28 @@ func (f *fleet) check(observer string) {
 	}
 }
 
+// progress says how many observers see how many nodes, and the calls
+// failed so far.
+func (f *fleet) progress() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	complete, least := 0, f.n
+	for _, v := range f.view {
+		if len(v) == f.n {
+			complete++
+		}
+		least = min(least, len(v))
+	}
+	return fmt.Sprintf("%d of %d nodes see every node (the least sees %d); failed calls %v", complete, f.n, least, f.failed)
+}
+
 func (f *fleet) errorf(format string, args ...any) {
 	f.mu.Lock()
 	f.errors++
+	if f.failed == nil {
+		f.failed = map[string]int{}
+	}
+	f.failed[strings.Fields(format)[0]]++
 	first := f.errors <= 5
 	f.mu.Unlock()
 	if first {
@@ -111,12 +134,22 @@ func run(ctx context.Context, url string, p params) (result, error) {
 		nodes[i] = n
 		n.run(ctx, &wg)
 		f.saw(n.name, n.name, true, -1)
+		if p.ramp > 0 && i < len(nodes)-1 {
+			time.Sleep(p.ramp / time.Duration(len(nodes)-1))
+		}
 	}
+	progress := time.NewTicker(30 * time.Second)
+	defer progress.Stop()
+	limit := time.After(p.warmupLimit)
+wait:
 	select {
+	case <-progress.C:
+		log.Printf("warming up: %s", f.progress())
+		goto wait
 	case <-warm:
 		r.warmup = time.Since(start)
 		log.Printf("%d nodes × %d origins: every view complete after %.1f s", p.nodes, p.origins, r.warmup.Seconds())
-	case <-time.After(p.warmupLimit):
+	case <-limit:
 		// Measured all the same: the load of a fleet that cannot keep up.
 		r.warmup = -1
 		log.Printf("%d nodes × %d origins: views not complete after %s", p.nodes, p.origins, p.warmupLimit)
@@ -154,7 +187,9 @@ func run(ctx context.Context, url string, p params) (result, error) {
 	smp.topStatements(ctx, after.at.Sub(before.at))
 	r.loadAfter = loadAvg()
 	if f.errors > 0 {
-		log.Printf("%d store calls failed", f.errors)
+		f.mu.Lock()
+		log.Printf("%d store calls failed: %v", f.errors, f.failed)
+		f.mu.Unlock()
 	}
 	return r, nil
 }
