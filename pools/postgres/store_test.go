@@ -269,3 +269,61 @@ wait:
 		}
 	}
 }
+
+// A node's packed view is packed again once the changes after it reach
+// the threshold (WithRepackAt; an eighth of the view when more), not
+// before: until then a first read is the view and the rows after it.
+func TestHealthViewRepacked(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	s, err := postgres.Open(t.Context(), url, postgres.WithRepackAt(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	db, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	viewSeq := func() int64 {
+		t.Helper()
+		var seq int64
+		if err := db.QueryRow(ctx, "select seq from node_health_view where node = 'a'").Scan(&seq); err != nil {
+			t.Fatal(err)
+		}
+		return seq
+	}
+	at := pools.StoreTime(time.Now())
+	st := func(origin string, healthy bool) pools.OriginState {
+		return pools.OriginState{Pool: "p", Origin: origin, Healthy: healthy, CheckedAt: at}
+	}
+	if err := s.PublishHealth(ctx, pools.HealthUpdate{Node: "a", Region: "WEU", Published: at, Full: true,
+		Origins: []pools.OriginState{st("o1", true), st("o2", true), st("o3", true), st("o4", true)}}); err != nil {
+		t.Fatal(err)
+	}
+	packed := viewSeq()
+	for i, o := range []string{"o1", "o2", "o3"} {
+		if err := s.PublishHealth(ctx, pools.HealthUpdate{Node: "a", Region: "WEU", Published: at,
+			Origins: []pools.OriginState{st(o, false)}}); err != nil {
+			t.Fatal(err)
+		}
+		got := viewSeq()
+		switch {
+		case i < 2 && got != packed:
+			t.Fatalf("view packed again at seq %d after %d change(s), fewer than 3", got, i+1)
+		case i == 2 && got <= packed:
+			t.Fatalf("view still at seq %d after 3 changes", got)
+		}
+	}
+	ups, err := s.HealthSince(ctx, nil)
+	if err != nil || len(ups) != 1 || len(ups[0].Origins) != 4 {
+		t.Fatalf("first read after the repack: %+v, %v", ups, err)
+	}
+	for _, o := range ups[0].Origins {
+		if o.Healthy != (o.Origin == "o4") {
+			t.Errorf("first read after the repack: %s healthy %v", o.Origin, o.Healthy)
+		}
+	}
+}
