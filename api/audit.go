@@ -20,8 +20,9 @@ func (s *server) accessRoutes(r chi.Router) {
 }
 
 // auditKinds are the kinds the audit log records: the configuration's,
-// agreed health transitions, tokens, TSIG keys, ..., and node drains.
-var auditKinds = append(slices.Clone(pools.Kinds), pools.KindHealth, pools.KindToken, pools.KindTSIGKey, pools.KindShift, pools.KindRollout, pools.KindNotification, pools.KindSafetyRules, pools.KindRollback, pools.KindNode)
+// agreed health transitions, tokens, TSIG keys, ..., node drains and
+// words fed in.
+var auditKinds = append(slices.Clone(pools.Kinds), pools.KindHealth, pools.KindToken, pools.KindTSIGKey, pools.KindShift, pools.KindRollout, pools.KindNotification, pools.KindSafetyRules, pools.KindRollback, pools.KindNode, pools.KindFeed)
 
 // audit serves GET /audit: the history of every change, newest first,
 // filtered by kind, object id, actor and time.

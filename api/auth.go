@@ -16,8 +16,8 @@ const problemForbidden = "urn:glb:problem:missing-scope"
 
 // requiredScope is what a request needs: managing tokens and TSIG keys needs admin,
 // anything about notification subscriptions (reading them and their
-// deliveries too) integrations, reading anything else read, every other
-// method write. It looks only at the method and the path, so that it
+// deliveries too) integrations, reading anything else read, feeding
+// health in feed, every other method write. It looks only at the method and the path, so that it
 // holds before routing too. What a body asks for can need more (a rollout
 // with a guard: integrations), checked by its handler.
 func requiredScope(r *http.Request) pools.Scope {
@@ -47,6 +47,11 @@ func requiredScope(r *http.Request) pools.Scope {
 		// Taking a node out of service is an operator's act on the
 		// fleet, not on the configuration.
 		return pools.ScopeAdmin
+	}
+	if isFeed(p) {
+		// Health and load fed in: what a monitoring system's token may
+		// do, and nothing more; write includes it.
+		return pools.ScopeFeed
 	}
 	if r.Method == http.MethodPost && isPreview(p) {
 		// A preview stores nothing: whoever may read may ask "what if".

@@ -50,6 +50,12 @@ type OriginHealth struct {
 	// Monitors, for a pool with a monitor group, is what each monitor of
 	// the group sees of the origin across the nodes, in group order.
 	Monitors []MonitorView `json:"monitors,omitempty"`
+	// Feeds are the words fed in for the origin, one per feed monitor
+	// fed, live or expired (until pruned).
+	Feeds []FeedView `json:"feeds,omitempty"`
+	// Load is what its feeds report now, as steering counts it (the
+	// highest live load of a deciding feed monitor); absent when none.
+	Load *float64 `json:"load,omitempty"`
 }
 
 // MonitorView is what one monitor of a pool's group sees of an origin,
@@ -124,7 +130,20 @@ func (s *server) poolHealth(w http.ResponseWriter, r *http.Request) {
 	if s.Health != nil {
 		agreed = s.Health()
 	}
-	writeJSON(w, http.StatusOK, item{Result: buildPoolHealth(p, views, agreed, s.Now())})
+	words, err := s.Store.Feeds(r.Context(), p.ID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := buildPoolHealth(p, views, agreed, s.Now())
+	for _, fw := range words {
+		for i := range out.Origins {
+			if out.Origins[i].Name == fw.Origin {
+				out.Origins[i].Feeds = append(out.Origins[i].Feeds, s.feedView(fw))
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, item{Result: out})
 }
 
 // withOwn is views with own in place of the store's copy of its node.
@@ -199,6 +218,9 @@ func buildPoolHealth(p *pools.Pool, views []pools.NodeHealth, agreed *pools.Heal
 		}
 		if known && h.Healthy {
 			out.Origins[i].Note = h.Note
+		}
+		if l, ok := ph.Load[og.Name]; ok {
+			out.Origins[i].Load = &l
 		}
 		if ok && og.Enabled && og.Weight > 0 {
 			healthy++

@@ -88,8 +88,9 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	// pause, resume and abort; a zone file's import and export (GET,
 	// HEAD); a zone's transfer state (GET, HEAD); the nodes: list and get
 	// (each with HEAD), drain and undrain; a load balancer's RUM table
-	// (GET, HEAD).
-	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6+6+2+10+3+2+2+5+8+3+2+6+2 {
+	// (GET, HEAD); an origin's feed (GET, HEAD, PUT) and Alertmanager's
+	// webhook.
+	if len(served) != 5*6+6+5+2+5*2+6+3+1+2+1+6+6+2+10+3+2+2+5+8+3+2+6+2+4 {
 		t.Fatalf("%d routes: %v", len(served), served)
 	}
 }
@@ -179,6 +180,14 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"VersionChange":  pools.VersionChange{},
 		"Rollback":       pools.Rollback{},
 		"RollbackResult": api.RollbackResult{},
+		// Feeds.
+		"FeedView":           api.FeedView{},
+		"FeedAlert":          pools.FeedAlert{},
+		"FeedRequest":        pools.FeedRequest{},
+		"ByLoad":             pools.ByLoad{},
+		"TraceLoad":          steering.TraceLoad{},
+		"AlertmanagerResult": api.AlertmanagerResult{},
+		"IgnoredAlert":       api.IgnoredAlert{},
 	}
 	for name, v := range cases {
 		s, ok := doc.Components.Schemas[name]

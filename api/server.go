@@ -156,6 +156,7 @@ func New(o Options) http.Handler {
 		s.notificationRoutes(r)
 		s.zoneFileRoutes(r)
 		s.nodeRoutes(r)
+		s.feedRoutes(r) // feeds.go
 	})
 	return r
 }

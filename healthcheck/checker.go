@@ -37,6 +37,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Registerer for the glb_healthcheck_* metrics; nil registers none.
 	Registerer prometheus.Registerer
+	// Feeds holds the words fed in that feed monitors take (feed.go);
+	// nil: feed monitors are never judged, and count as unchecked.
+	Feeds Feeds
 	// MaxConcurrent bounds the checks in flight, and so the goroutines
 	// and the sockets of the checker (one each per check). Default: as
 	// many as keep the configured rate when every check runs to its whole
@@ -77,6 +80,7 @@ type Checker struct {
 	clients *clients
 	changes chan struct{} // to the local snapshot builder
 	kick    chan struct{} // to the publisher
+	refeed  chan struct{} // to the feed loop: the words changed
 
 	sched // the scheduler's channels and counters
 
@@ -89,6 +93,10 @@ type Checker struct {
 	queue       queue  // pairs waiting for their next check, earliest first
 	gen         uint64 // of the latest Update
 	minInterval time.Duration
+	// feeds are the pairs of feed monitors, which feedLoop judges rather
+	// than the scheduler; feedEvery the shortest interval among them.
+	feeds     []*pair
+	feedEvery time.Duration
 }
 
 // pair is one (origin, monitor) being checked. Its fields below the line
@@ -116,6 +124,10 @@ type pair struct {
 	rtt       time.Duration
 	checkedAt time.Time
 	checks    int
+	// fedAt is when the word a feed pair took last was received;
+	// fedLive that it was live then (feed.go).
+	fedAt   time.Time
+	fedLive bool
 }
 
 // New returns a Checker; nothing runs before Run.
@@ -136,9 +148,12 @@ func New(opts Options) *Checker {
 		clients: newClients(opts.SourceAddr),
 		changes: make(chan struct{}, 1),
 		kick:    make(chan struct{}, 1),
+		refeed:  make(chan struct{}, 1),
 		sched:   newSched(),
 		watches: map[pools.OriginKey]*watch{},
 		byPool:  map[string][]*watch{},
+		// No feed pair yet: the feed loop waits for Refeed.
+		feedEvery: time.Hour,
 	}
 	c.setLimit(0)
 	return c
@@ -191,6 +206,12 @@ func (c *Checker) Update(cfg *pools.Config) {
 		c.plan(u.fresh, time.Now())
 	}
 	c.mu.Unlock()
+	for _, p := range u.fresh {
+		if p.isFeed() {
+			c.Refeed() // new feed pairs take the words at once
+			break
+		}
+	}
 
 	for _, done := range u.stopped {
 		<-done
@@ -335,6 +356,7 @@ func (c *Checker) newPair(t *target, old *pair) *pair {
 	p.th = old.th
 	p.th.restart(t.up, t.down)
 	p.reason, p.note, p.rtt, p.checkedAt = old.reason, old.note, old.rtt, old.checkedAt
+	p.fedAt, p.fedLive = old.fedAt, old.fedLive
 	return p
 }
 
@@ -363,7 +385,8 @@ func (c *Checker) eachPair(fn func(*pair)) {
 // (the publication cadence), the configured rate and the bound on checks
 // in flight, and the HTTP clients still in use. c.mu is held.
 func (c *Checker) retune() {
-	c.minInterval = 0
+	c.minInterval, c.feedEvery = 0, 0
+	c.feeds = c.feeds[:0]
 	var rate, busy float64
 	used := map[clientKey]bool{}
 	c.eachPair(func(p *pair) {
@@ -371,12 +394,23 @@ func (c *Checker) retune() {
 		if c.minInterval == 0 || t.interval < c.minInterval {
 			c.minInterval = t.interval
 		}
+		if p.isFeed() {
+			// Judged by the feed loop, not probed: no rate, no slot.
+			c.feeds = append(c.feeds, p)
+			if c.feedEvery == 0 || t.interval < c.feedEvery {
+				c.feedEvery = t.interval
+			}
+			return
+		}
 		rate += 1 / t.interval.Seconds()
 		busy += float64(t.budget()) / float64(t.interval)
 		if h, ok := p.prober.(*httpProber); ok {
 			used[h.key] = true
 		}
 	})
+	if c.feedEvery == 0 {
+		c.feedEvery = time.Hour // no feed pair: the loop waits for Refeed
+	}
 	c.clients.retain(used)
 	c.m.rate.Set(rate)
 	c.setLimit(busy)
@@ -396,6 +430,9 @@ func (c *Checker) Run(ctx context.Context) error {
 	c.eachPair(func(p *pair) {
 		// A pair with a result from an earlier Run is not new: it waits for
 		// its slot rather than probe everything at once.
+		if p.isFeed() {
+			return // feedLoop's
+		}
 		if p.th.known {
 			c.queue.push(p, c.slotAfter(p, now))
 		} else {
@@ -405,6 +442,10 @@ func (c *Checker) Run(ctx context.Context) error {
 	c.plan(fresh, now)
 	c.wg.Add(1)
 	go c.schedule(ctx)
+	if c.opts.Feeds != nil {
+		c.wg.Add(1)
+		go c.feedLoop(ctx)
+	}
 	c.mu.Unlock()
 
 	c.publishLoop(ctx)
@@ -419,7 +460,11 @@ func (c *Checker) Run(ctx context.Context) error {
 
 // record applies one check result to p, and its pool's group to p's
 // origin.
-func (c *Checker) record(p *pair, r result, took time.Duration) {
+func (c *Checker) record(p *pair, r result, took time.Duration) { c.apply(p, r, took, false) }
+
+// apply is record; reset sets p's state to r's at once, whatever the
+// thresholds (a feed gone silent: feed.go).
+func (c *Checker) apply(p *pair, r result, took time.Duration, reset bool) {
 	now := time.Now()
 	t := p.t
 	c.mu.Lock()
@@ -427,7 +472,12 @@ func (c *Checker) record(p *pair, r result, took time.Duration) {
 		c.mu.Unlock() // removed or replaced while the check ran
 		return
 	}
-	changed := p.th.observe(r.healthy)
+	var changed bool
+	if reset {
+		changed = p.th.reset(r.healthy)
+	} else {
+		changed = p.th.observe(r.healthy)
+	}
 	p.observed(r, now)
 	w, monitor, several := p.w, p.monitor, len(p.w.pairs) > 1
 	was := w.healthy

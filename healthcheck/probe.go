@@ -68,6 +68,8 @@ func newProber(t *target, cs *clients) prober {
 		return newGRPCProber(t, cs.source())
 	case pools.MonitorICMP:
 		return newICMPProber(t, cs.source())
+	case pools.MonitorFeed:
+		return failingProber("feed monitors take words fed in; they are not probed")
 	}
 	return failingProber("unsupported monitor type " + strconv.Quote(string(t.typ)))
 }

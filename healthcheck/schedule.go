@@ -106,6 +106,9 @@ func (c *Checker) slotAfter(p *pair, t time.Time) time.Time {
 func (c *Checker) plan(fresh []*pair, now time.Time) {
 	atOnce := int64(len(fresh)) <= c.limit.Load()
 	for _, p := range fresh {
+		if p.isFeed() {
+			continue // feedLoop's
+		}
 		if atOnce {
 			c.queue.push(p, now)
 		} else {

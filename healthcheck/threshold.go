@@ -53,6 +53,15 @@ func (t *threshold) observe(ok bool) (changed bool) {
 	return t.Healthy() != before
 }
 
+// reset sets the state to ok at once, with no streak, and reports
+// whether Healthy changed: a feed gone silent sees the origin up whatever
+// consecutive_up says (fail open).
+func (t *threshold) reset(ok bool) (changed bool) {
+	before := t.Healthy()
+	t.known, t.healthy, t.successes, t.failures = true, ok, 0, 0
+	return t.Healthy() != before
+}
+
 // restart keeps the state but forgets the streaks: a changed monitor or
 // origin starts counting afresh from its current state.
 func (t *threshold) restart(up, down int) {

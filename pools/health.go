@@ -48,6 +48,11 @@ type PoolHealth struct {
 	// RTT by region: the smoothed health-check round trip of the pool from
 	// that region, for dynamic_latency steering.
 	RTT map[string]time.Duration
+	// Load by origin name: the load its feeds report now (the highest of
+	// its live words that carry one), for load_shedding.by_load. Every
+	// node reads the same words and judges their expiry by its own
+	// clock, so it is not voted on.
+	Load map[string]float64
 }
 
 // Equal reports whether two pools' health are the same (nil is empty).
@@ -57,16 +62,19 @@ func (p *PoolHealth) Equal(q *PoolHealth) bool {
 	}
 	var po, qo map[string]OriginHealth
 	var pr, qr map[string]time.Duration
+	var pl, ql map[string]float64
 	if p != nil {
-		po, pr = p.Origins, p.RTT
+		po, pr, pl = p.Origins, p.RTT, p.Load
 	}
 	if q != nil {
-		qo, qr = q.Origins, q.RTT
+		qo, qr, ql = q.Origins, q.RTT, q.Load
 	}
-	return maps.Equal(po, qo) && maps.Equal(pr, qr)
+	return maps.Equal(po, qo) && maps.Equal(pr, qr) && maps.Equal(pl, ql)
 }
 
-func (p *PoolHealth) empty() bool { return p == nil || len(p.Origins) == 0 && len(p.RTT) == 0 }
+func (p *PoolHealth) empty() bool {
+	return p == nil || len(p.Origins) == 0 && len(p.RTT) == 0 && len(p.Load) == 0
+}
 
 // NewHealth builds a Health from flat maps (either may be nil).
 func NewHealth(origins map[OriginKey]OriginHealth, rtt map[PoolRegion]time.Duration) *Health {
@@ -107,6 +115,32 @@ func (h *Health) With(changed map[string]*PoolHealth) *Health {
 		}
 	}
 	return out
+}
+
+// WithLoad returns h with the loads fed in (by pool id, then origin
+// name) in place of whatever loads h held, sharing every pool that
+// carries no load either way. h is not modified.
+func (h *Health) WithLoad(load map[string]map[string]float64) *Health {
+	changed := map[string]*PoolHealth{}
+	set := func(id string, l map[string]float64) {
+		q := &PoolHealth{Load: l}
+		if p := h.Pool(id); p != nil {
+			q.Origins, q.RTT = p.Origins, p.RTT
+		}
+		changed[id] = q
+	}
+	for id, p := range h.Pools() {
+		if len(p.Load) > 0 && load[id] == nil {
+			set(id, nil)
+		}
+	}
+	for id, l := range load {
+		set(id, l)
+	}
+	if len(changed) == 0 {
+		return h
+	}
+	return h.With(changed)
 }
 
 // Pool is the health of one pool; nil when nothing is known of it.

@@ -110,7 +110,6 @@ func (m *Monitor) validateKind(e *errs) {
 		inRange(e, "count", m.Count, 0, 20)
 		inRange(e, "max_loss", m.MaxLoss, 0, 99)
 	case MonitorFeed:
-		e.add("type", "must be one of %s", joinTypes()) // until feeds land
 		inRange(e, "ttl", m.TTL, 0, MaxFeedTTL)
 		for field, l := range map[string]string{"pool_label": m.PoolLabel, "origin_label": m.OriginLabel} {
 			if l != "" && !labelName(l) {

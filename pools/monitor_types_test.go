@@ -32,6 +32,9 @@ func TestMonitorTypeFields(t *testing.T) {
 		{"grpc bad fields", `{"type": "grpc", "service": "a\u0001b", "server_name": "a..b"}`, []string{"port", "server_name", "service"}},
 		{"icmp", `{"type": "icmp", "count": 5, "max_loss": 20}`, nil},
 		{"icmp bad fields", `{"type": "icmp", "count": 21, "max_loss": 100}`, []string{"count", "max_loss"}},
+		{"feed", `{"type": "feed", "ttl": 120, "pool_label": "service", "origin_label": "instance"}`, nil},
+		{"feed with defaults", `{"type": "feed"}`, nil},
+		{"feed bad fields", `{"type": "feed", "ttl": 604801, "pool_label": "1x", "origin_label": "a-b"}`, []string{"origin_label", "pool_label", "ttl"}},
 		{"unknown type", `{"type": "ftp"}`, []string{"type"}},
 	}
 	for _, c := range cases {

@@ -90,6 +90,8 @@ type Change struct {
 	// node reads its own at once (ReportNode) rather than at its next
 	// report.
 	Drain bool
+	// Feeds is set when a word was fed in (FeedStore).
+	Feeds bool
 }
 
 // Store keeps the configuration. Every write validates the object in full
@@ -150,6 +152,7 @@ type Store interface {
 	VersionStore      // rollback.go
 	NodeStore         // nodes.go
 	RUMStore          // rum.go
+	FeedStore         // feed.go
 
 	Close() error
 }

@@ -11,7 +11,10 @@ import (
 )
 
 // Scope is what a token may do. Scopes nest: write includes read,
-// integrations includes write, admin includes them all.
+// integrations includes write, admin includes them all. Feed stands
+// aside: it may only feed health and load in (and write, and what
+// includes it, may too), so that a monitoring system holds a credential
+// that can mark origins down and do nothing else.
 type Scope string
 
 const (
@@ -25,10 +28,29 @@ const (
 	ScopeIntegrations Scope = "integrations"
 	// ScopeAdmin may manage tokens.
 	ScopeAdmin Scope = "admin"
+	// ScopeFeed may only feed health and load in: PUT
+	// /pools/{id}/origins/{name}/feed and POST /feeds/alertmanager.
+	ScopeFeed Scope = "feed"
 )
 
-// Scopes lists the scopes from least to most powerful.
-var Scopes = []Scope{ScopeRead, ScopeWrite, ScopeIntegrations, ScopeAdmin}
+// Scopes lists the scopes: the nested ones from least to most powerful,
+// then feed.
+var Scopes = []Scope{ScopeRead, ScopeWrite, ScopeIntegrations, ScopeAdmin, ScopeFeed}
+
+// nested are the scopes that include those before them.
+var nested = Scopes[:4]
+
+// includes reports whether a token with scope have may do what s allows.
+func (have Scope) includes(s Scope) bool {
+	if have == s {
+		return true
+	}
+	if s == ScopeFeed {
+		s = ScopeWrite // feeding is a write of a narrow kind
+	}
+	h, n := slices.Index(nested, have), slices.Index(nested, s)
+	return h >= 0 && n >= 0 && h >= n
+}
 
 // Token is a named API credential. The store keeps only the SHA-256 of its
 // secret: a leaked database does not leak working tokens, and a 256-bit
@@ -49,9 +71,8 @@ type Token struct {
 
 // Allows reports whether the token's scopes include s.
 func (t *Token) Allows(s Scope) bool {
-	need := slices.Index(Scopes, s)
 	for _, have := range t.Scopes {
-		if slices.Index(Scopes, have) >= need {
+		if have.includes(s) {
 			return true
 		}
 	}
@@ -77,11 +98,11 @@ func (t *Token) Validate(now time.Time) error {
 		}
 	}
 	if len(t.Scopes) == 0 {
-		e.add("scopes", "at least one of read, write, integrations, admin")
+		e.add("scopes", "at least one of read, write, integrations, admin, feed")
 	}
 	for i, s := range t.Scopes {
 		if !slices.Contains(Scopes, s) {
-			e.add(fmt.Sprintf("scopes[%d]", i), "%q is not one of read, write, integrations, admin", s)
+			e.add(fmt.Sprintf("scopes[%d]", i), "%q is not one of read, write, integrations, admin, feed", s)
 		}
 	}
 	if len(t.Zones) > 0 && t.Allows(ScopeIntegrations) {

@@ -98,7 +98,7 @@ const (
 
 // MonitorTypes lists the monitor types in the order docs and errors name them.
 var MonitorTypes = []MonitorType{MonitorHTTP, MonitorHTTPS, MonitorTCP, MonitorUDP, MonitorDNS, MonitorTLS, MonitorSMTP,
-	MonitorGRPC, MonitorICMP}
+	MonitorGRPC, MonitorICMP, MonitorFeed}
 
 // PayloadEncoding says how a udp monitor's send and expect are written.
 const (
@@ -298,6 +298,9 @@ const (
 type LoadShedding struct {
 	DefaultPercent float64    `json:"default_percent"`
 	DefaultPolicy  ShedPolicy `json:"default_policy"`
+	// ByLoad, when set, sheds by the load the origins report through
+	// their feeds (NS1's shed_load); nil: load fed in is only shown.
+	ByLoad *ByLoad `json:"by_load,omitempty"`
 }
 
 // Origin is one server of a pool.

@@ -610,6 +610,7 @@ func checkShedding(e *errs, ls LoadShedding) {
 	default:
 		e.add("load_shedding.default_policy", "must be random or hash")
 	}
+	checkByLoad(e, ls.ByLoad)
 }
 
 // MaxSorryAddresses bounds all_down.addresses.

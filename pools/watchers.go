@@ -8,8 +8,8 @@ import (
 // Watchers fans a store's changes out to its Watch callers. A writer never
 // waits on a slow reader: each reader has a one-slot buffer, and a change
 // that finds the slot full is merged into the pending one (the higher
-// revision, health or a drain if either says so), which is all a reader
-// needs to decide to reload.
+// revision, health, a drain or feeds if either says so), which is all a
+// reader needs to decide to reload.
 type Watchers struct {
 	mu     sync.Mutex
 	subs   map[chan Change]struct{}
@@ -64,6 +64,7 @@ func (w *Watchers) Notify(c Change) {
 			merged.Revision = max(merged.Revision, old.Revision)
 			merged.Health = merged.Health || old.Health
 			merged.Drain = merged.Drain || old.Drain
+			merged.Feeds = merged.Feeds || old.Feeds
 		default:
 		}
 		// The slot is empty now and only Notify sends, under the lock.

@@ -15,6 +15,7 @@
 #   bird2          the BGP tests' router (bird, birdc) and the lab's
 #   unbound        the RUM test's resolver (a browser resolving through it)
 #   ethtool, iputils-ping    the XDP tests' veth lab (root only)
+#   prometheus-alertmanager  the feed test's real Alertmanager (it sends its webhook to glbd)
 # Run as root (sudo scripts/install-deps.sh). Nothing is configured.
 #
 # With --if-missing (what `make test` runs first) it installs only when one
@@ -33,6 +34,7 @@ if [ "${1:-}" = --if-missing ]; then
 	for c in bird birdc unbound; do
 		command -v "$c" >/dev/null 2>&1 || [ -x "/usr/sbin/$c" ] || missing="$missing $c"
 	done
+	command -v prometheus-alertmanager >/dev/null 2>&1 || missing="$missing prometheus-alertmanager"
 	[ -z "$missing" ] && exit 0
 	like="$(. /etc/os-release 2>/dev/null && echo "${ID:-} ${ID_LIKE:-}")"
 	case " $like " in
@@ -49,7 +51,7 @@ if [ "${1:-}" = --if-missing ]; then
 	echo "install-deps: installing what the tests need:$missing" >&2
 fi
 
-pkgs="make gcc libc6-dev git bind9-dnsutils knot-dnsutils knot nsd dnsperf postgresql iproute2 nftables ethtool iputils-ping bird2 unbound"
+pkgs="make gcc libc6-dev git bind9-dnsutils knot-dnsutils knot nsd dnsperf postgresql iproute2 nftables ethtool iputils-ping bird2 unbound prometheus-alertmanager"
 . /etc/os-release
 case "${ID:-}" in
 ubuntu) pkgs="$pkgs chromium-browser chromium-chromedriver" ;;

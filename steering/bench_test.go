@@ -12,7 +12,24 @@ import (
 
 // benchWorld: four pools of eight origins over two zones, and one load
 // balancer per benchmarked policy.
-func benchWorld(t testing.TB) *Snapshot {
+func benchWorld(t testing.TB) *Snapshot { return benchWorldWith(t, nil) }
+
+// loadBench is benchWorld with every pool shedding by load (0.7–0.9) and
+// loads fed in: in each pool one origin overloaded, one at 0.8.
+func loadBench(t testing.TB) *Snapshot {
+	return benchWorldWith(t, func(w *world) {
+		w.health.Load = map[string]map[string]float64{}
+		for i := range w.cfg.Pools {
+			p := &w.cfg.Pools[i]
+			p.LoadShedding.ByLoad = &pools.ByLoad{Low: 0.7, High: 0.9}
+			w.health.Load[p.ID] = map[string]float64{"o1": 0.95, "o2": 0.8}
+		}
+	})
+}
+
+// benchWorldWith is benchWorld, changed by edit (when not nil) before
+// it is compiled.
+func benchWorldWith(t testing.TB, edit func(*world)) *Snapshot {
 	w := newWorld()
 	coords := [][2]float64{{38.9, -77.0}, {50.1, 8.7}, {35.7, 139.7}, {-33.9, 151.2}}
 	var ids []string
@@ -49,6 +66,9 @@ func benchWorld(t testing.TB) *Snapshot {
 	w.lb("measured", ids, "p3").SteeringPolicy = pools.SteeringMeasuredLatency
 	m := &Measurements{Networks: []MeasuredGroup{{Prefix: netip.MustParsePrefix("198.51.100.0/24"),
 		Pools: []MeasuredPool{{"p0", 90, 100, 50}, {"p1", 80, 90, 50}, {"p2", 20, 30, 50}, {"p3", 40, 50, 50}}}}}
+	if edit != nil {
+		edit(w)
+	}
 	return Remeasure(w.compile(t), m)
 }
 
@@ -68,7 +88,7 @@ func TestDecideAllocatesNothing(t *testing.T) {
 		name    string
 		world   func(testing.TB) *Snapshot
 		shifted bool
-	}{{"plain", benchWorld, false}, {"shifted", shiftBench, true}} {
+	}{{"plain", benchWorld, false}, {"shifted", shiftBench, true}, {"by load", loadBench, false}} {
 		s := w.world(t)
 		req := benchRequest()
 		var ans Answer
@@ -88,6 +108,10 @@ func TestDecideAllocatesNothing(t *testing.T) {
 }
 
 func BenchmarkDecide(b *testing.B) { benchDecide(b, benchWorld(b)) }
+
+// BenchmarkDecideByLoad: the same with load_shedding.by_load on every
+// pool and loads fed in (load_test.go).
+func BenchmarkDecideByLoad(b *testing.B) { benchDecide(b, loadBench(b)) }
 
 // benchDecide times one decision of each policy's load balancer in s.
 func benchDecide(b *testing.B, s *Snapshot) {

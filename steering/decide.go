@@ -149,7 +149,13 @@ func (s *Snapshot) Decide(lb *LB, req *Request, rnd Rand, ans *Answer, tr *Trace
 	default:
 		fam = p.hosts
 	}
-	s.pick(lb, p, req, m&fam, rnd, ans)
+	// load_shedding.by_load: the overloaded origins answer only when
+	// nothing else can (load.go).
+	elig := m & fam
+	if e := elig &^ p.overloaded; e != 0 {
+		elig = e
+	}
+	s.pick(lb, p, req, elig, rnd, ans)
 
 	// Step 8: the ECS scope.
 	// A staged pool order is drawn by the client's subnet.
@@ -161,7 +167,7 @@ func (s *Snapshot) Decide(lb *LB, req *Request, rnd Rand, ans *Answer, tr *Trace
 		ans.Scope = ecsScope(req, hashed)
 	}
 	if tr != nil {
-		tr.finish(s, lb, p, m&fam, ans)
+		tr.finish(s, lb, p, elig, m&fam&p.overloaded&^elig, ans)
 	}
 }
 

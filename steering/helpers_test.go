@@ -23,9 +23,11 @@ type world struct {
 type flatHealth struct {
 	Origins map[pools.OriginKey]pools.OriginHealth
 	RTT     map[pools.PoolRegion]time.Duration
+	// Load by pool and origin, as feeds report it.
+	Load map[string]map[string]float64
 }
 
-func (f *flatHealth) h() *pools.Health { return pools.NewHealth(f.Origins, f.RTT) }
+func (f *flatHealth) h() *pools.Health { return pools.NewHealth(f.Origins, f.RTT).WithLoad(f.Load) }
 
 func newWorld() *world {
 	w := &world{health: flatHealth{Origins: map[pools.OriginKey]pools.OriginHealth{}}}

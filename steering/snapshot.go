@@ -63,15 +63,21 @@ type Origin struct {
 	Name string
 	// Addr is set for an IP origin; Host (fully qualified, trailing dot)
 	// for a hostname origin, which answers with a CNAME.
-	Addr    netip.Addr
-	Host    string
-	Weight  float64
-	Zone    string
-	Enabled bool
-	Healthy bool
-	Reason  string // why not healthy
-	Note    string // what a healthy origin's checks noted (explain shows it)
-	hash    uint64 // rendezvous hashing key, stable across snapshots
+	Addr netip.Addr
+	Host string
+	// Weight is what the origin draws with: its configured weight
+	// (ConfiguredWeight), moved by load_shedding.by_load when its pool
+	// sheds by the load its feeds report (Load, when Loaded).
+	Weight           float64
+	ConfiguredWeight float64
+	Load             float64
+	Loaded           bool
+	Zone             string
+	Enabled          bool
+	Healthy          bool
+	Reason           string // why not healthy
+	Note             string // what a healthy origin's checks noted (explain shows it)
+	hash             uint64 // rendezvous hashing key, stable across snapshots
 }
 
 // IsHost reports whether the origin is a hostname (CNAME) origin.
@@ -114,6 +120,10 @@ type pool struct {
 	shedShare float64
 	shedHash  bool
 	idHash    uint64
+	// overloaded: healthy origins whose fed load is at or above
+	// load_shedding.by_load.high; they take no answer while another
+	// eligible origin can (load.go).
+	overloaded uint64
 }
 
 // LB is a compiled load balancer.
@@ -452,7 +462,7 @@ func compilePool(p *pools.Pool, idx int32, monitors map[string]bool, h *pools.He
 	}
 	ph := h.Pool(p.ID)
 	for j, o := range p.Origins {
-		co := Origin{Pool: idx, Name: o.Name, Weight: o.Weight, Zone: o.Zone, Enabled: o.Enabled, Healthy: true}
+		co := Origin{Pool: idx, Name: o.Name, Weight: o.Weight, ConfiguredWeight: o.Weight, Zone: o.Zone, Enabled: o.Enabled, Healthy: true}
 		if ip, isIP := pools.ParseAddress(o.Address); isIP {
 			co.Addr = ip
 		} else {
@@ -462,6 +472,7 @@ func compilePool(p *pools.Pool, idx int32, monitors map[string]bool, h *pools.He
 			if oh, ok := ph.Origins[o.Name]; ok {
 				co.Healthy, co.Reason, co.Note = oh.Healthy, oh.Reason, oh.Note
 			}
+			co.Load, co.Loaded = ph.Load[o.Name]
 		}
 		hf := fnv.New64a()
 		hf.Write([]byte(p.ID))
@@ -501,6 +512,9 @@ func compilePool(p *pools.Pool, idx int32, monitors map[string]bool, h *pools.He
 	// A pool with no eligible origin (all disabled or weight 0) is
 	// unhealthy whatever minimum_origins says (French seed: B and C at 0).
 	cp.ok = cp.enabled && cp.healthyCount >= cp.minimum && cp.healthyCount > 0
+	if b := p.LoadShedding.ByLoad; b != nil {
+		cp.shedByLoad(b)
+	}
 	if ph != nil && len(ph.RTT) > 0 {
 		for r, name := range pools.Regions {
 			if rtt := ph.RTT[name]; rtt > 0 {

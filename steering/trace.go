@@ -151,7 +151,16 @@ type TraceOrigins struct {
 	Policy   string        `json:"policy"`
 	Family   string        `json:"family"`
 	Eligible []TraceWeight `json:"eligible"`
-	Picked   []string      `json:"picked"`
+	// Overloaded are origins left out because the load their feeds
+	// report is at or above load_shedding.by_load.high.
+	Overloaded []TraceLoad `json:"overloaded,omitempty"`
+	Picked     []string    `json:"picked"`
+}
+
+// TraceLoad is an origin and the load its feeds report.
+type TraceLoad struct {
+	Name string  `json:"name"`
+	Load float64 `json:"load"`
 }
 
 // TraceWeight is an eligible origin and its share of answers.
@@ -159,6 +168,10 @@ type TraceWeight struct {
 	Name   string  `json:"name"`
 	Weight float64 `json:"weight"`
 	Share  float64 `json:"share"`
+	// Load is what the origin's feeds report; ConfiguredWeight, when
+	// load_shedding.by_load moved Weight, the weight as configured.
+	Load             *float64 `json:"load,omitempty"`
+	ConfiguredWeight *float64 `json:"configured_weight,omitempty"`
 	// Note is what the origin's checks noted while healthy, such as a
 	// certificate's days left.
 	Note string `json:"note,omitempty"`
@@ -364,7 +377,7 @@ func (tr *Trace) affinity(s *Snapshot, lb *LB, p *pool, zone string, a, c, m uin
 	tr.Affinity = t
 }
 
-func (tr *Trace) finish(s *Snapshot, lb *LB, p *pool, elig uint64, ans *Answer) {
+func (tr *Trace) finish(s *Snapshot, lb *LB, p *pool, elig, overloaded uint64, ans *Answer) {
 	tr.Pool = TracePool{ID: p.id, Name: p.name, Fallback: ans.Fallback, FailOpen: ans.FailOpen}
 	switch {
 	case ans.Fallback && lb.allDown == DownFallback && lb.shift != nil:
@@ -390,7 +403,20 @@ func (tr *Trace) finish(s *Snapshot, lb *LB, p *pool, elig uint64, ans *Answer) 
 	}
 	for m := elig; m != 0; m &= m - 1 {
 		o := &p.origins[bits.TrailingZeros64(m)]
-		tr.Origins.Eligible = append(tr.Origins.Eligible, TraceWeight{Name: o.Name, Weight: o.Weight, Share: o.Weight / total, Note: o.Note})
+		tw := TraceWeight{Name: o.Name, Weight: o.Weight, Share: o.Weight / total, Note: o.Note}
+		if o.Loaded {
+			l := o.Load
+			tw.Load = &l
+		}
+		if o.Weight != o.ConfiguredWeight {
+			w := o.ConfiguredWeight
+			tw.ConfiguredWeight = &w
+		}
+		tr.Origins.Eligible = append(tr.Origins.Eligible, tw)
+	}
+	for m := overloaded; m != 0; m &= m - 1 {
+		o := &p.origins[bits.TrailingZeros64(m)]
+		tr.Origins.Overloaded = append(tr.Origins.Overloaded, TraceLoad{Name: o.Name, Load: o.Load})
 	}
 	if ans.Fallback {
 		tr.AllDown.Used = true

@@ -103,11 +103,21 @@ func printExplanation(w io.Writer, e *api.Explanation) {
 	fmt.Fprintf(w, "zonal affinity %s, client zone %q: %s\n", a.Spillover, a.ClientZone, a.Result)
 	fmt.Fprintf(w, "origins        %s draw over %s origins, picked %s\n", d.Origins.Policy, d.Origins.Family, orNone(strings.Join(d.Origins.Picked, ", ")))
 	if len(d.Origins.Eligible) > 0 {
-		ot := newTable(w, "  ORIGIN", "WEIGHT", "SHARE")
+		ot := newTable(w, "  ORIGIN", "WEIGHT", "SHARE", "LOAD")
 		for _, o := range d.Origins.Eligible {
-			ot.row("  "+o.Name, num(o.Weight), fmt.Sprintf("%.1f%%", 100*o.Share))
+			weight, load := num(o.Weight), ""
+			if o.ConfiguredWeight != nil {
+				weight = fmt.Sprintf("%s (of %s, by load)", num(o.Weight), num(*o.ConfiguredWeight))
+			}
+			if o.Load != nil {
+				load = num(*o.Load)
+			}
+			ot.row("  "+o.Name, weight, fmt.Sprintf("%.1f%%", 100*o.Share), load)
 		}
 		ot.flush()
+	}
+	for _, o := range d.Origins.Overloaded {
+		fmt.Fprintf(w, "  %s left out: its feeds report load %s, at or above load_shedding.by_load.high\n", o.Name, num(o.Load))
 	}
 	fmt.Fprintln(w, "\nanswer (TTL "+itoa(d.TTL)+", ECS scope /"+itoa(d.ECSScope)+"):")
 	rt := newTable(w, "  ORIGIN", "TYPE", "VALUE")

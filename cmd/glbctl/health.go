@@ -65,6 +65,28 @@ func printHealth(w io.Writer, h *api.PoolHealth) {
 	}
 	t.flush()
 	printMonitorViews(w, h)
+	printOriginFeeds(w, h)
+}
+
+// printOriginFeeds shows the words fed in for the pool's origins, and the
+// load steering counts for each, when there are any.
+func printOriginFeeds(w io.Writer, h *api.PoolHealth) {
+	var ws []api.FeedView
+	var loads []string
+	for _, o := range h.Origins {
+		ws = append(ws, o.Feeds...)
+		if o.Load != nil {
+			loads = append(loads, o.Name+" "+num(*o.Load))
+		}
+	}
+	if len(ws) == 0 && len(loads) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	if len(loads) > 0 {
+		fmt.Fprintf(w, "load fed in, as steering counts it: %s\n", strings.Join(loads, ", "))
+	}
+	printFeeds(w, ws)
 }
 
 // printMonitorViews shows, for a pool with a monitor group, what each

@@ -45,6 +45,8 @@ Usage:
   glbctl get KIND [ID] [-o table|json|yaml]       KIND: zones, monitors, networks, pools, load_balancers
   glbctl explain LB --client IP [--ecs CIDR] [--type A|AAAA] [-o table|json]
   glbctl health POOL [-o table|json]
+  glbctl feed set POOL ORIGIN (--up|--down) [--reason TEXT] [--ttl S] [--load 0.8] [--monitor ID]   feed health and load in (feed scope)
+  glbctl feed get POOL ORIGIN [-o table|json|yaml]   the words fed in for an origin
   glbctl traffic LB [--since T] [--until T] [--group-by pool,origin,region,country,rcode] [--by-step [--step S]]
                     [--pool ID] [--origin NAME] [--region R] [--country CC] [--rcode RCODE] [-o table|json|yaml]
                                                   where LB's answers went: counts from every node, merged
@@ -118,6 +120,8 @@ var commands = map[string]command{
 	"zone": runZone,
 	// The fleet, and draining a node (nodes.go).
 	"nodes": runNodes,
+	// Health and load fed in (feed.go).
+	"feed": runFeed,
 }
 
 // runVersion prints the same line as "glbd version".

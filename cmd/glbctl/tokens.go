@@ -14,7 +14,7 @@ import (
 
 const tokensUsage = `usage:
   glbctl tokens [list] [-o table|json|yaml]
-  glbctl tokens create NAME --scope read|write|integrations|admin [--zone ID]... [--expires RFC3339]
+  glbctl tokens create NAME --scope read|write|integrations|admin|feed [--zone ID]... [--expires RFC3339]
   glbctl tokens delete NAME
 --zone (repeatable) scopes a read or write token to those zones: their load balancers and
 the pools and monitors those use, nothing else.`
@@ -23,7 +23,7 @@ the pools and monitors those use, nothing else.`
 // which the API shows only once.
 func runTokens(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
 	c, fs := newCommand("tokens", env, stderr, "table", "json", "yaml")
-	scope := fs.String("scope", "", "create: read, write, integrations or admin (scopes nest)")
+	scope := fs.String("scope", "", "create: read, write, integrations or admin (scopes nest), or feed (feeding health and load in, nothing else)")
 	expires := fs.String("expires", "", "create: when the token expires, RFC 3339; empty never")
 	var zones []string
 	fs.Func("zone", "create: a zone id the token is limited to (repeatable)", func(v string) error {

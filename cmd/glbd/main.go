@@ -28,6 +28,7 @@ import (
 
 	"github.com/glb-dns/glb/api"
 	"github.com/glb-dns/glb/console"
+	"github.com/glb-dns/glb/feeds"
 	"github.com/glb-dns/glb/geodata"
 	"github.com/glb-dns/glb/healthcheck"
 	"github.com/glb-dns/glb/internal/version"
@@ -135,9 +136,10 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	if cfg.CheckSource != "" {
 		source = netip.MustParseAddr(cfg.CheckSource)
 	}
+	table := &feeds.Table{} // the words fed in: the checker's and the node's
 	checker := healthcheck.New(healthcheck.Options{
 		Node: cfg.Node, Region: cfg.Region, SourceAddr: source, MaxConcurrent: cfg.CheckConcurrency,
-		Publisher: store, Logger: log, Registerer: reg,
+		Publisher: store, Logger: log, Registerer: reg, Feeds: table,
 	})
 
 	if cfg.PprofListen != "" {
@@ -152,6 +154,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		return fmt.Errorf("dns: %w", err)
 	}
 	n := newNode(log, store, cfg.DataDir, checker, reg, dns.publish)
+	n.feeds = table
 	n.audit = newHealthAudit(store, cfg.Node, log)
 	resolver := outbound.Resolver(cfg.Outbound.Resolver)
 	notifyMetrics := notify.NewMetrics(reg)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/glb-dns/glb/feeds"
 	"github.com/glb-dns/glb/geodata"
 	"github.com/glb-dns/glb/healthcheck"
 	"github.com/glb-dns/glb/internal/promset"
@@ -63,6 +64,10 @@ type node struct {
 	cursors map[string]pools.HealthCursor
 	// fromFile: serving the last good file, the store not yet reached.
 	fromFile bool
+	// feeds are the words fed in, shared with the checker's
+	// Options.Feeds (feeds.go); loads what withLoad last took from them.
+	feeds *feeds.Table
+	loads loadCache
 
 	// audit records agreed health transitions (nil: not recorded).
 	audit *healthAudit
@@ -95,7 +100,7 @@ func newNode(log *slog.Logger, store pools.Store, dataDir string, checker *healt
 	n := &node{
 		log: log.With("component", "node"), store: store, dataDir: dataDir, checker: checker,
 		publish: publish, pollEvery: 2 * time.Second, lastGood: newLastGoodWriter(dataDir, log),
-		tally: healthcheck.NewTally(), own: checker.Follow(), self: checker.Node(), cursors: map[string]pools.HealthCursor{},
+		tally: healthcheck.NewTally(), own: checker.Follow(), self: checker.Node(), cursors: map[string]pools.HealthCursor{}, feeds: &feeds.Table{},
 		measured:  make(chan *steering.Measurements),
 		builds:    set.CounterVec("snapshot_builds_total", "Snapshot compilations by result (ok, error).", "result"),
 		buildTime: set.Histogram("snapshot_build_seconds", "Time to compile and publish a snapshot.", prometheus.ExponentialBuckets(0.0001, 4, 10)),
@@ -135,6 +140,7 @@ func (n *node) start(ctx context.Context) {
 	n.storeOK.Store(err == nil)
 	if err == nil {
 		n.readHealth(ctx)
+		n.takeFeeds(n.fetchFeeds(ctx))
 		if err = n.reloadConfig(ctx); err == nil {
 			return
 		}
@@ -165,6 +171,8 @@ func (n *node) run(ctx context.Context) {
 	// (3 × interval) without anyone writing, and a notification may be lost.
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	feedTick := time.NewTicker(feedPoll)
+	defer feedTick.Stop()
 	// Shifts start and end by the clock: the snapshot says when the next
 	// one does, and the node compiles again then, as every node does at
 	// the same moment, with no write to wait for.
@@ -197,11 +205,21 @@ func (n *node) run(ctx context.Context) {
 			if ch.Health {
 				reads.readHealth()
 			}
-			if ch.Revision != 0 || !ch.Health && !ch.Drain { // a drain is the fleet's (fleet.go)
+			if ch.Feeds {
+				reads.readFeeds()
+			}
+			if ch.Revision != 0 || !ch.Health && !ch.Drain && !ch.Feeds { // a drain is the fleet's (fleet.go)
 				reads.readConfig()
 			}
 		case <-poll.C:
 			reads.readRevision()
+		case <-feedTick.C:
+			reads.readFeeds()
+		case r := <-reads.feeds.done:
+			n.takeFeeds(r.words, r.err)
+			if reads.feeds.ended() {
+				reads.readFeeds()
+			}
 		case r := <-reads.health.done:
 			n.takeHealth(r.ups, r.err)
 			n.rebuildHealth()
@@ -337,7 +355,8 @@ func (n *node) takeHealth(ups []pools.HealthUpdate, err error) {
 // answer a dynamic_latency client from another region's measurements.
 func (n *node) agreed() *pools.Health {
 	n.takeOwn()
-	return n.tally.Health(time.Now())
+	now := time.Now()
+	return n.withLoad(n.tally.Health(now), now)
 }
 
 func (n *node) rebuildHealth() {

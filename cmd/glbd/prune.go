@@ -13,11 +13,13 @@ import (
 // with the audit log's retention, while pending ones stay, retried until
 // given up; and the shifts that stopped being in force more than
 // pools.ShiftRetention ago, so that the shifts every node loads and
-// checks stay the recent ones.
+// checks stay the recent ones; and the words fed in that expired more
+// than feedRetention ago.
 func pruneStore(ctx context.Context, store pools.Store, retention time.Duration, log *slog.Logger) {
 	go pruneOld(ctx, log.With("component", "audit"), retention, store.PruneAudit, "audit log", "entries")
 	go pruneOld(ctx, log.With("component", "notify"), retention, store.PruneNotifications, "delivered notifications", "deliveries")
 	go pruneOld(ctx, log.With("component", "shifts"), pools.ShiftRetention, store.PruneShifts, "ended shifts", "shifts")
+	go pruneOld(ctx, log.With("component", "feeds"), feedRetention, store.PruneFeeds, "expired feed words", "words")
 }
 
 // pruneEvery is how often old audit entries, deliveries and shifts are

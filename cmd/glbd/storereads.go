@@ -9,7 +9,7 @@ import (
 )
 
 // storeReads runs the node loop's store reads (health, revision,
-// configuration) beside the loop, one of each kind at a time, and hands
+// configuration, words fed in) beside the loop, one of each kind at a time, and hands
 // their results back to it, which applies them. While the store is
 // unreachable each read lasts until its deadline; on the loop, they
 // followed one another and held up everything else, our own checks' news
@@ -21,6 +21,7 @@ type storeReads struct {
 	health   background[healthRead]
 	revision background[revisionRead]
 	config   background[configRead]
+	feeds    background[feedsRead]
 }
 
 type healthRead struct {
@@ -33,6 +34,11 @@ type revisionRead struct {
 	err error
 }
 
+type feedsRead struct {
+	words []pools.FeedWord
+	err   error
+}
+
 type configRead struct {
 	base, cfg *pools.Config
 	err       error
@@ -40,7 +46,7 @@ type configRead struct {
 
 func newStoreReads(ctx context.Context, n *node) *storeReads {
 	return &storeReads{ctx: ctx, n: n, health: newBackground[healthRead](),
-		revision: newBackground[revisionRead](), config: newBackground[configRead]()}
+		revision: newBackground[revisionRead](), config: newBackground[configRead](), feeds: newBackground[feedsRead]()}
 }
 
 // readHealth reads what the others published since the cursors.
@@ -62,6 +68,16 @@ func (r *storeReads) readRevision() {
 			defer cancel()
 			rev, err := r.n.store.Revision(rctx)
 			return revisionRead{rev, err}
+		}
+	})
+}
+
+// readFeeds reads the words fed in.
+func (r *storeReads) readFeeds() {
+	r.feeds.start(func() func() feedsRead {
+		return func() feedsRead {
+			ws, err := r.n.fetchFeeds(r.ctx)
+			return feedsRead{ws, err}
 		}
 	})
 }

@@ -87,7 +87,10 @@ function drawExplain(x) {
         el('dt', { text: 'I' }), el('dd', { text: 'intersection A ∩ C: healthy origins in the client\'s zone' }),
         el('dt', { text: 'M' }), el('dd', { text: 'modified eligible: what the answer is drawn from, by the spillover setting' }))),
     el('li', {}, el('strong', { text: 'Weights as shares. ' }), `${d.origin_steering.policy}, ${d.origin_steering.family}`,
-      el('ul', {}, d.origin_steering.eligible.map((w) => el('li', {}, `${w.name}: weight ${w.weight} → ${pct(w.share)} `, bar(w.share))))),
+      el('ul', {}, d.origin_steering.eligible.map((w) => el('li', {}, `${w.name}: weight ${+w.weight.toFixed(4)}` +
+        (w.configured_weight != null ? ` (${w.configured_weight} as configured, moved by its load ${w.load})` : w.load != null ? ` (load ${w.load})` : '') +
+        ` → ${pct(w.share)} `, bar(w.share))),
+      (d.origin_steering.overloaded || []).map((o) => el('li', { class: 'muted', text: `${o.name}: left out, its feeds report load ${o.load} (at or above by_load.high)` })))),
     el('li', {}, el('strong', { text: 'Records. ' }), el('ul', { id: 'x-records' }, d.records.map((r) => el('li', { text: `${r.type} ${r.value} (${r.origin})` }))),
       `TTL ${d.ttl}`),
     el('li', {}, el('strong', { text: 'ECS scope: ' }), el('span', { id: 'x-scope', text: String(d.ecs_scope) }),

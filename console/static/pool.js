@@ -1,5 +1,5 @@
 import { call, Problem } from './api.js';
-import { el, health, field, showFieldErrors } from './dom.js';
+import { el, health, field, showFieldErrors, when } from './dom.js';
 import { monitorLabels, monitorsTable, monitorsKey } from './monitors.js';
 
 const FIELDS = ['name', 'address', 'zone', 'weight', 'enabled'];
@@ -20,8 +20,29 @@ function matrix(h) {
       })))));
 }
 
+// fedIn: the words other systems fed in for the origins (a feed monitor
+// of the pool's group takes them as its checks), with what each says,
+// why, its load and until when it counts; null when nothing was fed.
+function fedIn(h) {
+  const rows = h.origins.flatMap((o) => (o.feeds || []).map((f) => ({ o, f })));
+  if (!rows.length) return null;
+  const cells = ({ o, f }) => [
+    ['says', f.live ? health(f.up) : el('span', { class: 'muted', text: `silent (was ${f.up ? 'up' : 'down'})` })],
+    ['reason', f.reason || ''],
+    ['load', f.load == null ? '' : `${f.load}${o.load == null ? '' : ' (counted)'}`],
+    ['counts until', f.live ? when(f.expires_at) : `expired ${when(f.expires_at)}: the origin counts as up`],
+    ['fed by', `${f.source} at ${when(f.received_at)}`],
+    ['monitor', f.monitor]];
+  return el('table', { id: 'feeds', class: 'stack' },
+    el('thead', {}, el('tr', {}, ['origin', ...cells(rows[0]).map(([k]) => k)].map((t) => el('th', { scope: 'col', text: t })))),
+    el('tbody', {}, rows.map((r) => el('tr', { 'data-origin': r.o.name, 'data-live': String(r.f.live), 'data-up': String(r.f.up) },
+      el('th', { scope: 'row', text: r.o.name }),
+      cells(r).map(([k, v]) => el('td', { 'data-label': k }, v))))));
+}
+
 // healthKey is what the matrix shows, to tell whether a redraw is needed.
-const healthKey = (h) => JSON.stringify(h.origins.map((o) => [o.name, o.healthy, o.state, o.reason, o.checks.map((c) => [c.node, c.healthy, c.reason])])) + monitorsKey(h);
+const healthKey = (h) => JSON.stringify(h.origins.map((o) => [o.name, o.healthy, o.state, o.reason, o.load, o.checks.map((c) => [c.node, c.healthy, c.reason]),
+  (o.feeds || []).map((f) => [f.monitor, f.up, f.reason, f.load, f.live, f.expires_at])])) + monitorsKey(h);
 
 // weightValue sends what the operator typed: a number when it is one,
 // else the text, so that the API's validation names the field.
@@ -141,12 +162,16 @@ export async function poolPage(id, notice) {
   const labels = await monitorLabels(pool.monitors);
   const monitorsBox = el('div', { class: 'table-wrap', id: 'monitors-box' }, monitorsTable(h, labels));
   const group = (pool.monitors || []).length > 0;
+  const feedsBox = el('div', { class: 'table-wrap', id: 'feeds-box' }, fedIn(h) || '');
+  const feedsCard = el('section', { class: 'card', 'aria-label': 'Fed in', hidden: !fedIn(h) }, el('h2', { text: 'Fed in' }),
+    el('p', { class: 'muted hint', text: 'What other systems said of the origins through a feed monitor (Alertmanager, or PUT …/origins/{name}/feed). A word counts as that monitor\'s check until it expires; then the feed is silent and the origin counts as up.' }), feedsBox);
   const summary = () => `${group ? `monitor group of ${pool.monitors.length}` : `monitor ${pool.monitor || 'none (origins not checked)'}`} · minimum origins ${pool.minimum_origins} · ${pool.enabled ? 'enabled' : 'disabled'} · ${h.healthy === false ? 'DOWN' : 'healthy'}`;
   const summaryP = el('p', { class: 'muted', text: summary() });
   const nodes = [el('h2', { text: `Pool ${pool.name}`, tabindex: '-1', class: 'page-title' }), summaryP, changed,
     // Health first: an origin down is what an operator opens the page for.
     el('section', { class: 'card', 'aria-label': 'Health by checking node' }, el('h2', { text: 'Health by checking node' }), matrixBox),
     group && el('section', { class: 'card', 'aria-label': 'Each monitor of the group' }, el('h2', { text: 'Each monitor of the group' }), monitorsBox),
+    feedsCard,
     el('section', { class: 'card', 'aria-label': 'Origins' }, el('h2', { text: 'Origins' }), form)].filter(Boolean);
 
   let redraw = () => {};
@@ -162,6 +187,8 @@ export async function poolPage(id, notice) {
           h = data;
           matrixBox.replaceChildren(matrix(h));
           monitorsBox.replaceChildren(monitorsTable(h, labels) || '');
+          feedsBox.replaceChildren(fedIn(h) || '');
+          feedsCard.hidden = !fedIn(h);
           summaryP.textContent = summary();
         }
       }

@@ -136,3 +136,8 @@ func openBuckets() [][]byte {
 // nodesBucket holds the fleet: node name → its record
 // (pools.EncodeNode); made by the first report.
 var nodesBucket = []byte("nodes")
+
+// feedBucket holds the words fed in: pool ‖ origin ‖ monitor, each
+// length-prefixed as in the health buckets, → the word as JSON. Made by
+// the first write.
+var feedBucket = []byte("feeds")

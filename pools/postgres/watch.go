@@ -30,10 +30,11 @@ const (
 const ListenerApplicationName = "glb-listener"
 
 // Watch reports configuration changes (NOTIFY glb_config), health
-// publications (NOTIFY glb_health) and drains (NOTIFY glb_nodes) until ctx
-// ends. One listener connection serves every watcher of the store; after
-// it (re)connects it reports the current revision with Health and Drain
-// set, since anything may have changed while it was not listening.
+// publications (NOTIFY glb_health), drains (NOTIFY glb_nodes) and words
+// fed in (NOTIFY glb_feeds) until ctx ends. One listener connection
+// serves every watcher of the store; after it (re)connects it reports the
+// current revision with Health, Drain and Feeds set, since anything may
+// have changed while it was not listening.
 func (s *Store) Watch(ctx context.Context) <-chan pools.Change {
 	ch := s.watchers.Add(ctx)
 	s.listenOne.Do(func() { go s.listen() })
@@ -82,7 +83,7 @@ func (s *Store) listenOnce(backoff *time.Duration) error {
 		conn.Close(cctx)
 	}()
 	var rev int64
-	_, err = conn.Exec(ctx, "listen "+ConfigChannel+"; listen "+HealthChannel+"; listen "+NodesChannel)
+	_, err = conn.Exec(ctx, "listen "+ConfigChannel+"; listen "+HealthChannel+"; listen "+NodesChannel+"; listen "+FeedChannel)
 	if err == nil {
 		err = conn.QueryRow(ctx, "select revision from glb_revision").Scan(&rev)
 	}
@@ -95,7 +96,7 @@ func (s *Store) listenOnce(backoff *time.Duration) error {
 	}
 	*backoff = minBackoff
 	s.log.Info("change listener connected", "revision", rev)
-	s.watchers.Notify(pools.Change{Revision: rev, Health: true, Drain: true})
+	s.watchers.Notify(pools.Change{Revision: rev, Health: true, Drain: true, Feeds: true})
 
 	idle := idleCheck
 	if s.replica != nil {
@@ -139,6 +140,8 @@ func (s *Store) listenOnce(backoff *time.Duration) error {
 			s.watchers.Notify(pools.Change{Health: true})
 		case NodesChannel:
 			s.watchers.Notify(pools.Change{Drain: true})
+		case FeedChannel:
+			s.watchers.Notify(pools.Change{Feeds: true})
 		}
 	}
 }

@@ -62,6 +62,7 @@ func Run(t *testing.T, open func(t *testing.T) pools.Store) {
 		{"RUM", testRUM},
 		{"MonitorGroups", testMonitorGroups},
 		{"MonitorTypes", testMonitorTypes},
+		{"Feeds", testFeeds},
 		{"NotifySubscriptions", testNotifySubscriptions},
 		{"NotifyOutbox", testNotifyOutbox},
 		// versions.go
