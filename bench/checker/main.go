@@ -197,17 +197,8 @@ func run() (bool, error) {
 		}()
 	}
 
-	targets := *numPools * 64
-	want := float64(targets) / float64(*interval)
-	start := now()
-	limit := gauge(reg, "glb_healthcheck_checks_in_flight_limit")
-	fmt.Printf("%d targets (%d slow), interval %d s, timeout %d s: configured %.0f checks/s (checker's figure %.0f), in-flight limit %.0f\n",
-		targets, *numPools*nSlow, *interval, *timeout, want, gauge(reg, "glb_healthcheck_scheduled_checks_per_second"), limit)
-	fmt.Printf("Update: %s the first time, %s again unchanged; %d CPUs (load is noise on a shared machine)\n",
-		took.Round(time.Millisecond), again.Round(time.Millisecond), runtime.NumCPU())
-	fmt.Printf("start: %s\n", start)
-	fmt.Println("elapsed  checks/s  vs configured  results/s  missed  fds  goroutines  in flight  RSS MiB  CPU")
-
+	// The profile's file is opened before the first sample, so that the
+	// descriptors counted at the start and after Run agree on it.
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -219,6 +210,17 @@ func run() (bool, error) {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	targets := *numPools * 64
+	want := float64(targets) / float64(*interval)
+	start := now()
+	limit := gauge(reg, "glb_healthcheck_checks_in_flight_limit")
+	fmt.Printf("%d targets (%d slow), interval %d s, timeout %d s: configured %.0f checks/s (checker's figure %.0f), in-flight limit %.0f\n",
+		targets, *numPools*nSlow, *interval, *timeout, want, gauge(reg, "glb_healthcheck_scheduled_checks_per_second"), limit)
+	fmt.Printf("Update: %s the first time, %s again unchanged; %d CPUs (load is noise on a shared machine)\n",
+		took.Round(time.Millisecond), again.Round(time.Millisecond), runtime.NumCPU())
+	fmt.Printf("start: %s\n", start)
+	fmt.Println("elapsed  checks/s  vs configured  results/s  missed  fds  goroutines  in flight  RSS MiB  CPU")
+
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
 	began := time.Now()
