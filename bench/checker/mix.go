@@ -38,12 +38,15 @@ type kind struct {
 }
 
 // parseTypes reads -types: a comma-separated list of monitor types, or
-// "mixed" for every type the checker probes.
+// "mixed" for every type the checker probes (not feed: its word comes
+// from outside).
 func parseTypes(s string) ([]*kind, error) {
 	var names []string
 	if s == "mixed" {
 		for _, t := range pools.MonitorTypes {
-			names = append(names, string(t))
+			if t != pools.MonitorFeed { // fed from outside, never probed
+				names = append(names, string(t))
+			}
 		}
 	} else {
 		names = strings.Split(s, ",")
@@ -56,7 +59,7 @@ func parseTypes(s string) ([]*kind, error) {
 		for _, t := range pools.MonitorTypes {
 			known = known || string(t) == n
 		}
-		if !known {
+		if !known || n == string(pools.MonitorFeed) {
 			return nil, fmt.Errorf("-types: %q is not a monitor type the checker probes (%v, or mixed)", n, pools.MonitorTypes)
 		}
 		if !seen[n] {
