@@ -26,6 +26,10 @@ func reqString(desc string) schema.StringAttribute {
 	return schema.StringAttribute{Required: true, Description: desc}
 }
 
+func reqNumber(desc string) schema.NumberAttribute {
+	return schema.NumberAttribute{Required: true, Description: desc}
+}
+
 func optString(desc string) schema.StringAttribute {
 	return schema.StringAttribute{Optional: true, Computed: true, Description: desc,
 		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}}

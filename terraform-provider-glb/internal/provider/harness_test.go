@@ -46,8 +46,13 @@ type glb struct {
 	dns, api string
 }
 
-func startGLB(t *testing.T) *glb {
-	n := testnode.StartGLBD(t, glbdBin, "--api-token", adminToken)
+func startGLB(t *testing.T, args ...string) *glb {
+	// resource.Test would skip without TF_ACC, but only after glbd was
+	// asked to start, and TestMain builds it only with TF_ACC.
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("acceptance test: set TF_ACC=1 (make test-terraform)")
+	}
+	n := testnode.StartGLBD(t, glbdBin, append([]string{"--api-token", adminToken}, args...)...)
 	return &glb{t: t, dns: n.DNS, api: n.API}
 }
 

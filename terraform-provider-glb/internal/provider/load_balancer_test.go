@@ -130,3 +130,97 @@ func TestAccLoadBalancer(t *testing.T) {
 		},
 	})
 }
+
+// rumConfig is a load balancer steered by measured latency over two pools
+// the RUM beacon times; rum is the HCL of its rum attribute.
+func rumConfig(g *glb, rum string) string {
+	return g.provider() + fmt.Sprintf(`
+resource "glb_zone" "z" {
+  name        = "rum.example.com"
+  nameservers = ["ns1.rum.example.com"]
+}
+
+resource "glb_pool" "eu" {
+  name    = "rum-eu"
+  rum     = { probe_url = "https://eu.rum.example.com/probe.gif" }
+  origins = [{ name = "a", address = "127.0.0.61" }]
+}
+
+resource "glb_pool" "us" {
+  name    = "rum-us"
+  rum     = { probe_url = "https://us.rum.example.com/probe.gif" }
+  origins = [{ name = "b", address = "127.0.0.62" }]
+}
+
+resource "glb_load_balancer" "www" {
+  id              = "rum-www"
+  zone            = glb_zone.z.id
+  name            = "www.rum.example.com"
+  steering_policy = "measured_latency"
+  default_pools   = [glb_pool.eu.id, glb_pool.us.id]
+  fallback_pool   = glb_pool.us.id
+%s
+}
+`, rum)
+}
+
+// TestAccLoadBalancerRUM: measured_latency steering and the rum settings
+// made, imported and planned empty after the apply, min_samples left to
+// the server; drift of the site keys undone; rum removed.
+func TestAccLoadBalancerRUM(t *testing.T) {
+	g := startGLB(t)
+	const lb = "/load_balancers/rum-www"
+	const rum = `  rum = {
+    site_keys       = ["shop-www", "shop-app"]
+    allowed_origins = ["https://shop.example.com"]
+  }`
+	empty := []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providers,
+		CheckDestroy:             g.gone(lb),
+		Steps: []resource.TestStep{
+			{
+				Config:           rumConfig(g, rum),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: empty},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("glb_load_balancer.www", "steering_policy", "measured_latency"),
+					resource.TestCheckResourceAttr("glb_load_balancer.www", "rum.site_keys.1", "shop-app"),
+					resource.TestCheckResourceAttr("glb_load_balancer.www", "rum.allowed_origins.0", "https://shop.example.com"),
+					resource.TestCheckResourceAttr("glb_load_balancer.www", "rum.min_samples", "0"),
+					resource.TestCheckResourceAttr("glb_pool.eu", "rum.probe_url", "https://eu.rum.example.com/probe.gif"),
+					func(*terraform.State) error {
+						return g.apiIs(lb, map[string]any{"steering_policy": "measured_latency",
+							"rum": map[string]any{"site_keys": []string{"shop-www", "shop-app"}, "allowed_origins": []string{"https://shop.example.com"}, "min_samples": 0}})
+					},
+				),
+			},
+			{ResourceName: "glb_load_balancer.www", ImportState: true, ImportStateVerify: true},
+			{ResourceName: "glb_pool.us", ImportState: true, ImportStateVerify: true, ImportStateId: "rum-us"},
+			{
+				PreConfig: func() {
+					g.patch(lb, map[string]any{"rum": map[string]any{"site_keys": []string{"elsewhere"}, "min_samples": 100}})
+				},
+				Config: rumConfig(g, rum),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction("glb_load_balancer.www", plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: empty,
+				},
+				// min_samples is the server's when left out: the apply
+				// keeps the 100 written elsewhere, as any computed default.
+				Check: func(*terraform.State) error {
+					return g.apiIs(lb, map[string]any{"rum.site_keys": []string{"shop-www", "shop-app"}, "rum.min_samples": 100})
+				},
+			},
+			{
+				Config: rumConfig(g, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction("glb_load_balancer.www", plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: empty,
+				},
+				Check: func(*terraform.State) error {
+					return g.apiIs(lb, map[string]any{"rum": nil, "steering_policy": "measured_latency"})
+				},
+			},
+		},
+	})
+}

@@ -107,3 +107,89 @@ func TestAccPool(t *testing.T) {
 		},
 	})
 }
+
+// byLoadConfig is a pool checked by a feed monitor whose load shedding
+// follows the loads fed in, timed by the RUM beacon; byLoad and rum are
+// the HCL of those attributes, "" for none.
+func byLoadConfig(g *glb, byLoad, rum string) string {
+	return g.provider() + fmt.Sprintf(`
+resource "glb_monitor" "feed" {
+  id   = "bl-feed"
+  type = "feed"
+}
+
+resource "glb_pool" "p" {
+  id      = "bl-pool"
+  name    = "by-load"
+  monitor = glb_monitor.feed.id
+  load_shedding = {
+    default_percent = 5
+%s  }
+%s
+  origins = [
+    { name = "a", address = "127.0.0.24" },
+    { name = "b", address = "127.0.0.25" },
+  ]
+}
+`, byLoad, rum)
+}
+
+const (
+	byLoadSet = "    by_load = { low = 0.7, high = 0.95 }\n"
+	poolRUM   = `  rum = { probe_url = "https://by-load.example.com/rum.gif" }`
+)
+
+// TestAccPoolByLoad: load_shedding.by_load and rum.probe_url made,
+// imported and planned empty after the apply; by_load edited behind
+// Terraform's back is drift the next apply undoes; both removed from the
+// configuration are removed from the pool.
+func TestAccPoolByLoad(t *testing.T) {
+	g := startGLB(t)
+	const pool = "/pools/bl-pool"
+	empty := []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providers,
+		CheckDestroy:             g.gone(pool, "/monitors/bl-feed"),
+		Steps: []resource.TestStep{
+			{
+				Config:           byLoadConfig(g, byLoadSet, poolRUM),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: empty},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("glb_pool.p", "load_shedding.by_load.low", "0.7"),
+					resource.TestCheckResourceAttr("glb_pool.p", "load_shedding.by_load.high", "0.95"),
+					resource.TestCheckResourceAttr("glb_pool.p", "load_shedding.default_policy", "random"),
+					resource.TestCheckResourceAttr("glb_pool.p", "rum.probe_url", "https://by-load.example.com/rum.gif"),
+					func(*terraform.State) error {
+						return g.apiIs(pool, map[string]any{"load_shedding.by_load": map[string]any{"low": 0.7, "high": 0.95},
+							"load_shedding.default_percent": 5, "rum.probe_url": "https://by-load.example.com/rum.gif"})
+					},
+				),
+			},
+			{ResourceName: "glb_pool.p", ImportState: true, ImportStateVerify: true},
+			{ResourceName: "glb_pool.p", ImportState: true, ImportStateVerify: true, ImportStateId: "by-load"},
+			{
+				PreConfig: func() {
+					g.patch(pool, map[string]any{"load_shedding": map[string]any{"by_load": map[string]any{"low": 0.5, "high": 0.6}}})
+				},
+				Config: byLoadConfig(g, byLoadSet, poolRUM),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction("glb_pool.p", plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: empty,
+				},
+				Check: func(*terraform.State) error {
+					return g.apiIs(pool, map[string]any{"load_shedding.by_load": map[string]any{"low": 0.7, "high": 0.95}})
+				},
+			},
+			{
+				Config: byLoadConfig(g, "", ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction("glb_pool.p", plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: empty,
+				},
+				Check: func(*terraform.State) error {
+					return g.apiIs(pool, map[string]any{"load_shedding.by_load": nil, "rum": nil, "load_shedding.default_percent": 5})
+				},
+			},
+		},
+	})
+}

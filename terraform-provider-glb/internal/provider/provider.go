@@ -88,7 +88,7 @@ func (p *glbProvider) Resources(context.Context) []func() resource.Resource {
 
 func (p *glbProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
-		newObjectSource(zoneKind), newObjectSource(poolKind), newObjectSource(loadBalancerKind),
+		newObjectSource(zoneKind), newObjectSource(monitorKind), newObjectSource(poolKind), newObjectSource(loadBalancerKind),
 		regionsSource, dnssecDSSource,
 	}
 }

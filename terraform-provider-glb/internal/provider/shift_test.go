@@ -9,8 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
-
-	"github.com/glb-dns/glb/internal/testnode"
 )
 
 func shiftConfig(g *glb, hook, duration string) string {
@@ -60,10 +58,9 @@ resource "glb_notification" "oncall" {
 func TestAccShiftNotification(t *testing.T) {
 	// The subscription's receiver, on loopback (which glbd is told it may
 	// reach); it only has to answer.
+	g := startGLB(t, "--outbound-allow", "127.0.0.1")
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	defer hook.Close()
-	n := testnode.StartGLBD(t, glbdBin, "--api-token", adminToken, "--outbound-allow", "127.0.0.1")
-	g := &glb{t: t, dns: n.DNS, api: n.API}
 	var shiftID, notifID string
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: providers,
