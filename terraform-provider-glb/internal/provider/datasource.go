@@ -65,6 +65,7 @@ func (d *objectSource) Read(ctx context.Context, req datasource.ReadRequest, res
 		resp.Diagnostics.AddError("Reading glb_"+d.k.name+" "+ref, err.Error())
 		return
 	}
+	d.k.fromAPI(obj)
 	t := resp.State.Schema.Type().TerraformType(ctx)
 	v, err := fromJSON(t, obj, tftypes.NewValue(t, nil))
 	if err != nil {

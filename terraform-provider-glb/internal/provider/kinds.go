@@ -59,6 +59,7 @@ var headerAttr = optMap(stringList, "Request headers, each name to its values.")
 var monitorKind = kind{
 	name: "monitor", path: "/monitors", byName: "description",
 	readOnly: metaReadOnly,
+	renamed:  map[string]string{"echo_count": "count"},
 	schema: schema.Schema{
 		Description: "How a pool's origins are health-checked. Defaults are Cloudflare's; each left out takes the server's default.",
 		Attributes: meta(map[string]schema.Attribute{
@@ -90,7 +91,7 @@ var monitorKind = kind{
 			"starttls":         optBool("smtp: upgrade with STARTTLS after EHLO."),
 			"service":          optString("grpc: the service asked of `grpc.health.v1.Health/Check`; empty: the server's overall health."),
 			"tls":              optBool("grpc: speak TLS, the certificate verified for `server_name` unless `allow_insecure`."),
-			"count":            optNumber("icmp: echo requests per attempt, at most 20; 0 means 3."),
+			"echo_count":       optNumber("icmp: echo requests per attempt, at most 20; 0 means 3. The API's `count`, a name Terraform keeps for itself."),
 			"max_loss":         optNumber("icmp: percent of the echo requests (0-99) that may go unanswered before the origin is down; default 0."),
 			"ttl":              optNumber("feed: seconds a word fed in lasts when it gives none of its own (an Alertmanager webhook never does), at most 604800; 0 means 300."),
 			"pool_label":       optString("feed: the alert label naming the pool (its id or name); empty means `glb_pool`."),

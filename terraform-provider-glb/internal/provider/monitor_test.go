@@ -92,10 +92,10 @@ resource "glb_monitor" "grpc" {
 }
 
 resource "glb_monitor" "icmp" {
-  id       = "tf-icmp"
-  type     = "icmp"
-  count    = 5
-  max_loss = %d
+  id         = "tf-icmp"
+  type       = "icmp"
+  echo_count = 5
+  max_loss   = %d
 }
 
 resource "glb_monitor" "feed" {
@@ -132,7 +132,7 @@ func TestAccMonitorTypes(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("glb_monitor.grpc", "service", "shop.Checkout"),
 					resource.TestCheckResourceAttr("glb_monitor.grpc", "tls", "true"),
-					resource.TestCheckResourceAttr("glb_monitor.icmp", "count", "5"),
+					resource.TestCheckResourceAttr("glb_monitor.icmp", "echo_count", "5"),
 					resource.TestCheckResourceAttr("glb_monitor.icmp", "max_loss", "0"),
 					resource.TestCheckResourceAttr("glb_monitor.feed", "ttl", "600"),
 					resource.TestCheckResourceAttr("data.glb_monitor.feed", "id", "tf-feed"),

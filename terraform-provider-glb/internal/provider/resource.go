@@ -52,6 +52,30 @@ type kind struct {
 	// gone says a DELETE's error means the object no longer is (a shift
 	// already ended answers 400).
 	gone func(err error) bool
+	// renamed are the top-level attributes named otherwise than their
+	// API member, attribute to member: a name Terraform reserves for
+	// itself (count) cannot be an attribute's.
+	renamed map[string]string
+}
+
+// toAPI renames the attributes of a body to the API's members.
+func (k kind) toAPI(m map[string]any) {
+	for attr, member := range k.renamed {
+		if v, ok := m[attr]; ok {
+			m[member] = v
+			delete(m, attr)
+		}
+	}
+}
+
+// fromAPI renames the members of an answer to the attributes.
+func (k kind) fromAPI(obj map[string]any) {
+	for attr, member := range k.renamed {
+		if v, ok := obj[member]; ok {
+			obj[attr] = v
+			delete(obj, member)
+		}
+	}
 }
 
 type genericResource struct {
@@ -104,6 +128,7 @@ func (r *genericResource) body(plan tftypes.Value) (map[string]any, error) {
 	if !r.clientID() {
 		delete(m, "id")
 	}
+	r.k.toAPI(m)
 	return m, nil
 }
 
@@ -116,6 +141,7 @@ func (r *genericResource) clientID() bool {
 // state is the object the API answered as this resource's state, prior
 // being what Terraform held (see fromJSON).
 func (r *genericResource) state(ctx context.Context, obj client.Object, prior tftypes.Value) (tftypes.Value, error) {
+	r.k.fromAPI(obj)
 	if _, ok := obj["id"]; !ok {
 		switch {
 		case r.k.singleton != "":

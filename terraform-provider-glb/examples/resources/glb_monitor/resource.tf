@@ -21,10 +21,10 @@ resource "glb_monitor" "grpc" {
 
 # Echo requests: down when more than a fifth of five go unanswered.
 resource "glb_monitor" "ping" {
-  id       = "icmp"
-  type     = "icmp"
-  count    = 5
-  max_loss = 20
+  id         = "icmp"
+  type       = "icmp"
+  echo_count = 5
+  max_loss   = 20
 }
 
 # Never probed: Alertmanager's webhook (or a PUT) feeds the results in,
