@@ -1,11 +1,14 @@
 package provider
 
 import (
+	"context"
 	"encoding/json"
 	"math/big"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/glb-dns/glb/terraform-provider-glb/internal/client"
 )
 
 // A number the server answers is the value a configuration that wrote it
@@ -75,5 +78,29 @@ func TestBodyLeavesOutUnknowns(t *testing.T) {
 	b, _ := json.Marshal(j)
 	if string(b) != `{"name":"www"}` {
 		t.Errorf("body %s, want only the known members", b)
+	}
+}
+
+// The API leaves a monitor's fields of other types out at their zero
+// value: an import (no prior state) reads them as that zero, as a
+// configuration that writes max_loss = 0 holds it, not as null.
+func TestMonitorZerosReadOnImport(t *testing.T) {
+	r := &genericResource{k: monitorKind}
+	ctx := context.Background()
+	st, err := r.state(ctx, client.Object{"id": "m", "type": "icmp", "timeout": json.Number("5")}, tftypes.NewValue(r.objectType(ctx), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]tftypes.Value
+	if err := st.As(&m); err != nil {
+		t.Fatal(err)
+	}
+	for _, z := range monitorKind.zeros {
+		if m[z].IsNull() {
+			t.Errorf("%s absent from the answer is null, not its zero", z)
+		}
+	}
+	if member(st, "max_loss") != "0" || member(st, "pool_label") != "" || !m["description"].IsNull() {
+		t.Errorf("max_loss %q, pool_label %q, description %v", member(st, "max_loss"), member(st, "pool_label"), m["description"])
 	}
 }

@@ -67,7 +67,7 @@ func (d *objectSource) Read(ctx context.Context, req datasource.ReadRequest, res
 	}
 	d.k.fromAPI(obj)
 	t := resp.State.Schema.Type().TerraformType(ctx)
-	v, err := fromJSON(t, obj, tftypes.NewValue(t, nil))
+	v, err := d.k.reader().read(t, obj, tftypes.NewValue(t, nil), "")
 	if err != nil {
 		resp.Diagnostics.AddError("Reading glb_"+d.k.name+" "+ref, err.Error())
 		return

@@ -60,6 +60,9 @@ var monitorKind = kind{
 	name: "monitor", path: "/monitors", byName: "description",
 	readOnly: metaReadOnly,
 	renamed:  map[string]string{"echo_count": "count"},
+	zeros: []string{"send", "expect", "payload_encoding", "query_name", "query_type", "protocol", "expected_rcode",
+		"expected_answer", "server_name", "min_days_valid", "starttls", "service", "tls", "echo_count", "max_loss",
+		"ttl", "pool_label", "origin_label"},
 	schema: schema.Schema{
 		Description: "How a pool's origins are health-checked. Defaults are Cloudflare's; each left out takes the server's default.",
 		Attributes: meta(map[string]schema.Attribute{

@@ -56,6 +56,20 @@ type kind struct {
 	// API member, attribute to member: a name Terraform reserves for
 	// itself (count) cannot be an attribute's.
 	renamed map[string]string
+	// zeros are top-level attributes the API leaves out of its answers
+	// at their zero value (omitempty: a monitor's fields of other types):
+	// absent is that zero, also where Terraform holds nothing yet (an
+	// import), as for attributes with a stated default.
+	zeros []string
+}
+
+// reader reads answers for this kind (see reader).
+func (k kind) reader() reader {
+	z := defaults(k.schema.Attributes, "", nil)
+	for _, m := range k.zeros {
+		z[m] = true
+	}
+	return reader{zeros: z}
 }
 
 // toAPI renames the attributes of a body to the API's members.
@@ -164,7 +178,7 @@ func (r *genericResource) state(ctx context.Context, obj client.Object, prior tf
 			}
 		}
 	}
-	return reader{zeros: defaults(r.k.schema.Attributes, "", nil)}.read(r.objectType(ctx), obj, prior, "")
+	return r.k.reader().read(r.objectType(ctx), obj, prior, "")
 }
 
 // defaults are the paths of the attributes with a stated default (see
