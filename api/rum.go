@@ -11,7 +11,8 @@ import (
 	"github.com/glb-dns/glb/steering"
 )
 
-// DefaultRUMGroups and MaxRUMGroups bound the networks and resolvers
+// DefaultRUMGroups and MaxRUMGroups bound the autonomous systems,
+// networks and resolvers that
 // GET /load_balancers/{id}/rum lists (those with the most samples).
 const (
 	DefaultRUMGroups = 100
@@ -20,7 +21,7 @@ const (
 
 // RUMView is the body of GET /load_balancers/{id}/rum: what real users
 // measured of the load balancer's candidate pools, per region, country,
-// client network and resolver, as the served snapshot ranks by it.
+// autonomous system, client network and resolver, as the served snapshot ranks by it.
 type RUMView struct {
 	LoadBalancer   string               `json:"load_balancer"`
 	Name           string               `json:"name"`
@@ -39,7 +40,7 @@ func (s *server) rumView(w http.ResponseWriter, r *http.Request) {
 		case "limit":
 			n, err := strconv.Atoi(vs[0])
 			if err != nil || n < 1 || n > MaxRUMGroups {
-				fes = append(fes, pools.FieldError{Path: "limit", Message: fmt.Sprintf("%q: a whole number from 1 to %d (networks and resolvers listed, most samples first)", vs[0], MaxRUMGroups)})
+				fes = append(fes, pools.FieldError{Path: "limit", Message: fmt.Sprintf("%q: a whole number from 1 to %d (autonomous systems, networks and resolvers listed, most samples first)", vs[0], MaxRUMGroups)})
 				continue
 			}
 			limit = n

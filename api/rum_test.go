@@ -69,6 +69,10 @@ func TestRUMView(t *testing.T) {
 				{Prefix: netip.MustParsePrefix("198.51.100.0/24"), Pools: []steering.MeasuredPool{fig(fast, 90, 40), fig(slow, 30, 40)}},
 				{Prefix: netip.MustParsePrefix("203.0.113.0/24"), Pools: []steering.MeasuredPool{fig(fast, 20, 12), fig(slow, 70, 12)}},
 			},
+			ASNs: []steering.MeasuredGroup{
+				{ASN: 64500, Pools: []steering.MeasuredPool{fig(fast, 35, 30), fig(slow, 50, 30)}},
+				{ASN: 4200000000, Pools: []steering.MeasuredPool{fig(fast, 35, 11)}},
+			},
 			Countries: []steering.MeasuredGroup{{Key: "DE", Pools: []steering.MeasuredPool{fig(fast, 25, 50), fig(slow, 40, 50)}}},
 			Regions:   []steering.MeasuredGroup{{Key: "WEU", Pools: []steering.MeasuredPool{fig(fast, 28, 80), fig(slow, 45, 5)}}},
 			Built:     time.Unix(1_800_000_000, 0).UTC(), Window: 15 * time.Minute,
@@ -90,6 +94,10 @@ func TestRUMView(t *testing.T) {
 	}
 	if len(tab.Countries) != 1 || tab.Countries[0].Group != "DE" || tab.Countries[0].Region != "WEU" || tab.Countries[0].Fastest != other || tab.Countries[0].Samples != 100 {
 		t.Errorf("countries %+v", tab.Countries)
+	}
+	if tab.ASNsTotal != 2 || len(tab.ASNs) != 1 || tab.ASNs[0].Group != "AS64500" || tab.ASNs[0].ASN != 64500 ||
+		tab.ASNs[0].Fastest != other || tab.ASNs[0].Samples != 60 {
+		t.Errorf("asns (limit 1) %+v of %d", tab.ASNs, tab.ASNsTotal)
 	}
 	if tab.NetworksTotal != 2 || len(tab.Networks) != 1 || tab.Networks[0].Group != "198.51.100.0/24" || tab.Networks[0].Fastest != f.pool {
 		t.Errorf("networks (limit 1) %+v of %d", tab.Networks, tab.NetworksTotal)

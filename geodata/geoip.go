@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"os"
 	"runtime"
@@ -33,6 +34,9 @@ type database struct {
 	schema   Schema
 }
 
+// asn tells an ASN database from a City or Country one.
+func (db *database) asn() bool { return db.schema == SchemaASN }
+
 // Schema is the record layout of a database.
 type Schema string
 
@@ -45,6 +49,11 @@ const (
 	// (github.com/sapics/ip-location-db): country_code, state1 (a name),
 	// state2, city, postcode, latitude, longitude, timezone.
 	SchemaIPLocationDB Schema = "ip-location-db"
+	// SchemaASN is the layout of ASN databases, the same in MaxMind's
+	// GeoLite2 ASN (and GeoIP2 ISP, DB-IP's ASN Lite) and in
+	// ip-location-db's asn files: autonomous_system_number,
+	// autonomous_system_organization.
+	SchemaASN Schema = "asn"
 )
 
 // DatabaseInfo describes the loaded GeoIP database, for logs and /readyz.
@@ -62,12 +71,13 @@ type DatabaseInfo struct {
 // database released.
 var mappedDatabases atomic.Int64
 
-// openDatabase maps and checks a MaxMind-format City or Country database:
-// its type, its metadata and search tree size, and the records of a spread
-// of probe addresses. verify adds maxminddb's full verification of every
-// record (for GeoLite2 City: about 20 s and gigabytes of garbage), for
-// files from sources less trusted than the operator's own download.
-func openDatabase(path string, verify bool) (*database, error) {
+// openDatabase maps and checks a MaxMind-format City or Country database
+// (asn: an ASN database): its type, its metadata and search tree size,
+// and the records of a spread of probe addresses. verify adds maxminddb's
+// full verification of every record (for GeoLite2 City: about 20 s and
+// gigabytes of garbage), for files from sources less trusted than the
+// operator's own download.
+func openDatabase(path string, verify, asn bool) (*database, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -88,7 +98,7 @@ func openDatabase(path string, verify bool) (*database, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	db, err := newDatabase(path, info, buf, verify)
+	db, err := newDatabase(path, info, buf, verify, asn)
 	if err != nil {
 		unmapFile(buf)
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -101,7 +111,7 @@ func openDatabase(path string, verify bool) (*database, error) {
 	return db, nil
 }
 
-func newDatabase(path string, info os.FileInfo, buf []byte, verify bool) (*database, error) {
+func newDatabase(path string, info os.FileInfo, buf []byte, verify, asn bool) (*database, error) {
 	r, err := maxminddb.OpenBytes(buf, maxminddb.DisableStringCache())
 	if err != nil {
 		return nil, err
@@ -121,7 +131,11 @@ func newDatabase(path string, info os.FileInfo, buf []byte, verify bool) (*datab
 		data:     mmdbdata.NewDecoder(buf[start:end], 0),
 		ipv4Only: md.IPVersion == 4,
 	}
-	if db.schema, err = detectSchema(buf, db); err != nil {
+	detect := detectSchema
+	if asn {
+		detect = detectASN
+	}
+	if db.schema, err = detect(buf, db); err != nil {
 		return nil, err
 	}
 	if verify {
@@ -171,6 +185,39 @@ func detectSchema(buf []byte, db *database) (Schema, error) {
 	return "", fmt.Errorf("%w, and its records have no ip-location-db country_code field", err)
 }
 
+// detectASN checks that the records of an ASN database carry
+// autonomous_system_number: a City or Country database given as one is
+// refused rather than placing every client in AS 0.
+func detectASN(buf []byte, db *database) (Schema, error) {
+	const need = "records with an autonomous_system_number field (GeoLite2-ASN, GeoIP2-ISP, DBIP-ASN-Lite or ip-location-db's asn files)"
+	g, err := geoip2.OpenBytes(buf)
+	if err == nil {
+		if _, err := g.ASN(netip.IPv6Unspecified()); err != nil {
+			var wrongType geoip2.InvalidMethodError
+			if errors.As(err, &wrongType) {
+				return "", fmt.Errorf("%w: an ASN database has %s", err, need)
+			}
+		}
+		return SchemaASN, nil
+	}
+	var unknownType geoip2.UnknownDatabaseTypeError
+	if !errors.As(err, &unknownType) {
+		return "", err
+	}
+	// ip-location-db names its types "asn ipv4", ...: the first record
+	// tells.
+	for res := range db.reader.Networks() {
+		if res.Err() != nil || !res.Found() {
+			continue
+		}
+		if _, ok, ferr := field(db.data.CursorAt(uint(res.Offset())), "autonomous_system_number"); ok && ferr == nil {
+			return SchemaASN, nil
+		}
+		break
+	}
+	return "", fmt.Errorf("%w, and its first record has no autonomous_system_number field: an ASN database has %s", err, need)
+}
+
 // probe looks up addresses spread over the IPv4 space and the IPv6 global
 // unicast space and decodes their records as lookups will: a file that is
 // corrupt where clients are is refused before it replaces a good one.
@@ -186,8 +233,15 @@ func (db *database) probe() error {
 		if !res.Found() {
 			return nil
 		}
-		var rec geoRecord
-		if err := decodeRecord(db.data.CursorAt(uint(res.Offset())), &rec); err != nil {
+		c := db.data.CursorAt(uint(res.Offset()))
+		var err error
+		if db.asn() {
+			_, err = decodeASN(c)
+		} else {
+			var rec geoRecord
+			err = decodeRecord(c, &rec)
+		}
+		if err != nil {
 			return fmt.Errorf("record of %s: %w", a, err)
 		}
 		return nil
@@ -250,6 +304,41 @@ func (db *database) lookup(addr netip.Addr, out *geoRecord) bool {
 	ok := decodeRecord(db.data.CursorAt(uint(res.Offset())), out) == nil
 	runtime.KeepAlive(db)
 	return ok
+}
+
+// lookupASN returns the AS number of addr in an ASN database, 0 when it
+// has none (or its record is corrupt: the file was checked when opened).
+func (db *database) lookupASN(addr netip.Addr) uint32 {
+	if db.ipv4Only && !addr.Is4() {
+		return 0
+	}
+	res := db.reader.Lookup(addr)
+	if res.Err() != nil || !res.Found() {
+		return 0
+	}
+	asn, err := decodeASN(db.data.CursorAt(uint(res.Offset())))
+	runtime.KeepAlive(db)
+	if err != nil {
+		return 0
+	}
+	return asn
+}
+
+// decodeASN reads autonomous_system_number from an ASN record, skipping
+// the organisation's name: nothing is allocated.
+func decodeASN(c mmdbdata.Cursor) (uint32, error) {
+	v, ok, err := field(c, "autonomous_system_number")
+	if !ok || err != nil {
+		return 0, err
+	}
+	n, _, err := v.ReadUint()
+	if err != nil {
+		return 0, err
+	}
+	if n > math.MaxUint32 {
+		return 0, fmt.Errorf("autonomous_system_number %d out of range", n)
+	}
+	return uint32(n), nil
 }
 
 // decodeRecord reads the few fields steering needs from a City or Country

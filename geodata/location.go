@@ -15,6 +15,9 @@ type Location struct {
 	Longitude   float64
 	// HasCoordinates tells whether Latitude/Longitude are known.
 	HasCoordinates bool
+	// ASN is the client's autonomous system number from the ASN database
+	// (--geoip-asn-db), 0 when unknown. It does not make a client Known.
+	ASN uint32
 	// Prefix is the length of the network that decided the location: for an
 	// address inside an ECS subnet, min(ECS source prefix, database network
 	// prefix). IPv4 lengths count IPv4 bits (0-32). -1 when nothing matched.

@@ -12,6 +12,9 @@ var unknown = Location{Prefix: -1}
 // first address is looked up in the operator networks and in the GeoIP
 // database; a network overrides GeoIP for the fields it sets.
 //
+// Location.ASN comes from the ASN database, whatever the operator
+// networks say.
+//
 // Location.Prefix is the longest of the prefixes that decided (the
 // database network, the network entry less any more specific entry inside
 // it), capped at the subnet's length: the ECS scope the answer may claim,
@@ -33,17 +36,26 @@ func (r *Resolver) Resolve(client netip.Prefix, nets *Networks) Location {
 	n, prefix := nets.lookup(addr)
 	var geo geoRecord
 	found := false
-	if n == nil || !n.complete() {
-		if db := r.database(addr); db != nil {
-			found = db.lookup(addr, &geo)
-			prefix = max(prefix, geo.bits)
-		}
+	db, asnDB := r.databases(addr)
+	if db != nil && (n == nil || !n.complete()) {
+		found = db.lookup(addr, &geo)
+		prefix = max(prefix, geo.bits)
+	}
+	var asn uint32
+	if asnDB != nil {
+		// The AS number is not a place: it does not make the client
+		// known, and its network does not narrow Prefix (only
+		// measured_latency reads it, whose answers are scoped to the
+		// whole ECS subnet).
+		asn = asnDB.lookupASN(addr)
 	}
 	if n == nil && !found {
-		return unknown
+		loc := unknown
+		loc.ASN = asn
+		return loc
 	}
 
-	var loc Location
+	loc := Location{ASN: asn}
 	c := geo.country
 	if n != nil && n.country != nil && n.country != c {
 		// The operator moved the client to another country: what the

@@ -25,6 +25,12 @@ type Config struct {
 	// never by rewriting it in place: the old file stays mapped until
 	// lookups are done with it.
 	Path string
+	// ASNPath is the path of an MMDB ASN database (MaxMind's GeoLite2
+	// ASN, GeoIP2 ISP, DB-IP's ASN Lite, ip-location-db's asn files), or
+	// of several separated by commas, chosen per address family as for
+	// Path; it gives Location.ASN. Empty: no ASN (0 for every client).
+	// Watched and replaced as Path is.
+	ASNPath string
 	// PollInterval between checks of the file's identity, size and
 	// modification time. Default 5s; negative disables polling (Reload
 	// still works).
@@ -42,7 +48,9 @@ type Config struct {
 // holds, which it reloads when the file changes. Lookups never wait for a
 // reload and never see a half-loaded database.
 type Resolver struct {
+	// paths are the City or Country files, then the ASN files (asn[i]).
 	paths    []string
+	asn      []bool
 	verify   bool
 	interval time.Duration
 	log      *slog.Logger
@@ -62,9 +70,12 @@ type Resolver struct {
 // would steer every client as unknown.
 func NewResolver(cfg Config) (*Resolver, error) {
 	r := &Resolver{verify: cfg.Verify, interval: cfg.PollInterval, log: cfg.Logger}
-	for p := range strings.SplitSeq(cfg.Path, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			r.paths = append(r.paths, p)
+	for i, list := range []string{cfg.Path, cfg.ASNPath} {
+		for p := range strings.SplitSeq(list, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				r.paths = append(r.paths, p)
+				r.asn = append(r.asn, i == 1)
+			}
 		}
 	}
 	r.rejected = make([]os.FileInfo, len(r.paths))
@@ -103,7 +114,7 @@ func (r *Resolver) Reload() error {
 func (r *Resolver) load(i int) error {
 	path := r.paths[i]
 	start := time.Now()
-	db, err := openDatabase(path, r.verify)
+	db, err := openDatabase(path, r.verify, r.asn[i])
 	old := r.dbs.Load()
 	if err != nil {
 		r.rejections.Add(1)
@@ -168,7 +179,8 @@ func sameFile(a, b os.FileInfo) bool {
 	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
-// Info describes the (first) database in use; false when there is none.
+// Info describes the first database in use (a City or Country one, if
+// any); false when there is none.
 func (r *Resolver) Info() (DatabaseInfo, bool) {
 	all := r.Databases()
 	if len(all) == 0 {
@@ -177,7 +189,8 @@ func (r *Resolver) Info() (DatabaseInfo, bool) {
 	return all[0], true
 }
 
-// Databases describes every database in use, in the order of Config.Path.
+// Databases describes every database in use, in the order of Config.Path
+// then Config.ASNPath (Schema SchemaASN).
 func (r *Resolver) Databases() []DatabaseInfo {
 	if r == nil {
 		return nil
@@ -198,8 +211,9 @@ func (r *Resolver) Databases() []DatabaseInfo {
 // databases are the files in use, immutable: a load publishes a new value.
 type databases struct {
 	list []*database // per path; nil until its first load
-	// v4 and v6 are what an IPv4 and an IPv6 address are looked up in.
-	v4, v6 *database
+	// v4 and v6 are what an IPv4 and an IPv6 address are looked up in,
+	// asn4 and asn6 the same for its AS number.
+	v4, v6, asn4, asn6 *database
 }
 
 // with returns a copy of dbs (nil for none yet) with file i replaced.
@@ -213,31 +227,36 @@ func (dbs *databases) with(i int, db *database, n int) *databases {
 		if d == nil {
 			continue
 		}
-		if d.ipv4Only && (next.v4 == nil || !next.v4.ipv4Only) {
-			next.v4 = d
+		v4, v6 := &next.v4, &next.v6
+		if d.asn() {
+			v4, v6 = &next.asn4, &next.asn6
 		}
-		if next.v4 == nil {
-			next.v4 = d
+		if d.ipv4Only && (*v4 == nil || !(*v4).ipv4Only) {
+			*v4 = d
 		}
-		if !d.ipv4Only && next.v6 == nil {
-			next.v6 = d
+		if *v4 == nil {
+			*v4 = d
+		}
+		if !d.ipv4Only && *v6 == nil {
+			*v6 = d
 		}
 	}
 	return next
 }
 
-// database returns the database an address of the family of addr is
-// looked up in, nil when there is none.
-func (r *Resolver) database(addr netip.Addr) *database {
+// databases returns the City or Country database and the ASN database
+// an address of the family of addr is looked up in, nil where there is
+// none.
+func (r *Resolver) databases(addr netip.Addr) (geo, asn *database) {
 	if r == nil {
-		return nil
+		return nil, nil
 	}
 	dbs := r.dbs.Load()
 	if dbs == nil {
-		return nil
+		return nil, nil
 	}
 	if addr.Is4() {
-		return dbs.v4
+		return dbs.v4, dbs.asn4
 	}
-	return dbs.v6
+	return dbs.v6, dbs.asn6
 }

@@ -208,3 +208,39 @@ func TestHandler(t *testing.T) {
 		t.Errorf("beacon: %d, %d bytes\n%s", w.Code, w.Body.Len(), w.Body)
 	}
 }
+
+// Networks of one autonomous system are merged into its group, each
+// capped at NetworkCap as in a country; a network of AS 0 (no ASN
+// database, or not in it) is in no autonomous system but still in its
+// country.
+func TestBuildASN(t *testing.T) {
+	h := func(ms float64, n int) []int32 {
+		c := make([]int32, pools.RUMHistogramBuckets)
+		c[bucketOf(ms)] = int32(n)
+		return c
+	}
+	netC := netip.MustParsePrefix("100.64.0.0/24")
+	samples := []pools.RUMSamples{
+		{Network: netA, Pool: "fast", Counts: h(20, 30)}, {Network: netA, Pool: "slow", Counts: h(200, 30)},
+		{Network: netB, Pool: "fast", Counts: h(900, 1000)}, {Network: netB, Pool: "slow", Counts: h(10, 1000)},
+		{Network: netC, Pool: "fast", Counts: h(50, 7)},
+	}
+	as := map[netip.Prefix]uint32{netA: 64500, netB: 64500, netC: 0}
+	locate := func(p netip.Prefix) geodata.Location {
+		return geodata.Location{Country: "FR", Region: "WEU", ASN: as[p]}
+	}
+	m := Build(samples, nil, locate, 15*time.Minute, time.Unix(0, 0))
+	if len(m.ASNs) != 1 || m.ASNs[0].ASN != 64500 || m.ASNs[0].Key != "" {
+		t.Fatalf("ASNs %+v, want AS64500 alone", m.ASNs)
+	}
+	fast := m.ASNs[0].Pools[0]
+	if fast.Pool != "fast" || fast.Samples != 30+NetworkCap {
+		t.Errorf("AS64500 fast %+v, want %d samples (netB capped)", fast, 30+NetworkCap)
+	}
+	if c := m.Countries[0]; c.Pools[0].Samples != 30+NetworkCap+7 {
+		t.Errorf("country %+v: the AS 0 network belongs to its country", c)
+	}
+	if m := Build(samples, nil, func(netip.Prefix) geodata.Location { return geodata.Location{Country: "FR"} }, time.Minute, time.Unix(0, 0)); len(m.ASNs) != 0 {
+		t.Errorf("without ASNs: %+v", m.ASNs)
+	}
+}

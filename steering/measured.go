@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/netip"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/gaissmai/bart"
@@ -20,6 +21,9 @@ type Measurements struct {
 	// of the client networks behind it, weighted by their reports: a
 	// query without ECS from such a resolver is steered for them.
 	Resolvers []MeasuredGroup
+	// ASNs are the networks' figures merged by the autonomous system the
+	// ASN database places them in (none without one).
+	ASNs []MeasuredGroup
 	// Countries (ISO 3166 alpha-2) and Regions (Cloudflare's codes) are
 	// the networks' figures merged by where the networks are.
 	Countries []MeasuredGroup
@@ -32,8 +36,10 @@ type Measurements struct {
 
 // MeasuredGroup is one client group's figures.
 type MeasuredGroup struct {
-	// Prefix names a network or resolver group, Key a country or region.
+	// Prefix names a network or resolver group, ASN an autonomous
+	// system's, Key a country or region.
 	Prefix netip.Prefix
+	ASN    uint32
 	Key    string
 	Pools  []MeasuredPool
 	// Behind lists, for a resolver, the client networks behind it and
@@ -62,13 +68,14 @@ const (
 	LevelNone     Level = iota // configured order
 	LevelResolver              // the networks behind the resolver (no ECS)
 	LevelNetwork               // the client's /24 or /48
+	LevelASN                   // the client's autonomous system
 	LevelCountry
 	LevelRegion
 	LevelRTT // health-check RTT, as dynamic_latency
 )
 
 func (l Level) String() string {
-	return [...]string{"none", "resolver", "network", "country", "region", "rtt"}[l]
+	return [...]string{"none", "resolver", "network", "asn", "country", "region", "rtt"}[l]
 }
 
 // measured is Measurements compiled against a snapshot's pool indices.
@@ -76,6 +83,7 @@ type measured struct {
 	src       *Measurements
 	nets      bart.Table[int32] // → groups
 	resolvers bart.Table[int32]
+	asns      map[uint32]int32
 	countries map[string]int32
 	regions   [numRegions]int32 // -1: none
 	groups    []mgroup
@@ -106,7 +114,7 @@ func (s *Snapshot) compileMeasured(m *Measurements) *measured {
 	if m == nil {
 		return nil
 	}
-	c := &measured{src: m, countries: make(map[string]int32, len(m.Countries))}
+	c := &measured{src: m, asns: make(map[uint32]int32, len(m.ASNs)), countries: make(map[string]int32, len(m.Countries))}
 	for i := range c.regions {
 		c.regions[i] = -1
 	}
@@ -131,6 +139,11 @@ func (s *Snapshot) compileMeasured(m *Measurements) *measured {
 	for i := range m.Resolvers {
 		g := &m.Resolvers[i]
 		c.resolvers.Insert(g.Prefix.Masked(), add(LevelResolver, g))
+	}
+	for i := range m.ASNs {
+		if g := &m.ASNs[i]; g.ASN != 0 {
+			c.asns[g.ASN] = add(LevelASN, g)
+		}
 	}
 	for i := range m.Countries {
 		g := &m.Countries[i]
@@ -166,7 +179,8 @@ func Remeasure(prev *Snapshot, m *Measurements) *Snapshot {
 
 // groupFor finds the first group of the level order that ranks at least
 // two of the candidates with min samples each: the resolver's networks
-// (a query without ECS), the client's network, its country, its region.
+// (a query without ECS), the client's network, its autonomous system,
+// its country, its region.
 func (s *Snapshot) groupFor(lb *LB, req *Request, cands []int32) *mgroup {
 	m := s.measured
 	if m == nil {
@@ -184,6 +198,11 @@ func (s *Snapshot) groupFor(lb *LB, req *Request, cands []int32) *mgroup {
 			return &m.groups[i]
 		}
 	}
+	if a := req.Client.ASN; a != 0 {
+		if i, ok := m.asns[a]; ok && m.groups[i].ranks(cands, lb.rumMin) {
+			return &m.groups[i]
+		}
+	}
 	if c := req.Client.Country; c != "" {
 		if i, ok := m.countries[c]; ok && m.groups[i].ranks(cands, lb.rumMin) {
 			return &m.groups[i]
@@ -196,6 +215,10 @@ func (s *Snapshot) groupFor(lb *LB, req *Request, cands []int32) *mgroup {
 	}
 	return nil
 }
+
+// ASName is how explain, the API and glbctl name an autonomous system:
+// "AS64500".
+func ASName(asn uint32) string { return "AS" + strconv.FormatUint(uint64(asn), 10) }
 
 // networkBits is the length of the client networks RUM aggregates by.
 func networkBits(a netip.Addr) int {
@@ -240,10 +263,14 @@ func (s *Snapshot) measuredOrder(lb *LB, req *Request, cands []int32, keys []flo
 // TraceMeasured says which client group's RUM figures ranked the pools
 // under measured_latency, or why none did.
 type TraceMeasured struct {
-	// Level: resolver, network, country, region, or rtt (none had
+	// Level: resolver, network, asn, country, region, or rtt (none had
 	// min_samples for two candidates: health-check RTT ranked them).
-	Level      string `json:"level"`
-	Group      string `json:"group,omitempty"`
+	Level string `json:"level"`
+	// Group names the deciding group: a network, "AS64500", a country or
+	// region code.
+	Group string `json:"group,omitempty"`
+	// ASN is the autonomous system's number at the asn level.
+	ASN        uint32 `json:"asn,omitempty"`
 	MinSamples int    `json:"min_samples"`
 	Reason     string `json:"reason"`
 	// Pools are the group's figures for the candidates.
@@ -282,7 +309,7 @@ func (tr *Trace) measuredLevel(s *Snapshot, lb *LB, req *Request, g *mgroup) {
 	}
 	t.Built, t.Window = &m.src.Built, m.src.Window.String()
 	if g == nil {
-		t.Reason = "no resolver, network, country or region has min_samples for two candidate pools: health-check RTT ranks the pools"
+		t.Reason = "no resolver, network, autonomous system, country or region has min_samples for two candidate pools: health-check RTT ranks the pools"
 		return
 	}
 	t.Level = g.level.String()
@@ -296,6 +323,9 @@ func (tr *Trace) measuredLevel(s *Snapshot, lb *LB, req *Request, g *mgroup) {
 	case LevelNetwork:
 		t.Group = g.src.Prefix.String()
 		t.Reason = "the client's network has min_samples for two candidate pools"
+	case LevelASN:
+		t.Group, t.ASN = ASName(g.src.ASN), g.src.ASN
+		t.Reason = "the client's autonomous system has min_samples for two candidate pools (its network had not)"
 	case LevelCountry, LevelRegion:
 		t.Group = g.src.Key
 		t.Reason = "the client's " + g.level.String() + " has min_samples for two candidate pools (narrower levels had not)"

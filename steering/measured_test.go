@@ -298,3 +298,111 @@ func TestRUMTable(t *testing.T) {
 		t.Errorf("limit 1: %d of %d, first %+v, want 198.51.100.0/24 (90 samples)", len(cut.Networks), cut.NetworksTotal, cut.Networks)
 	}
 }
+
+// asnMeasurements: measurements() with AS64500, whose networks find ap
+// fastest, and AS64501, where only one pool has min_samples.
+func asnMeasurements() *Measurements {
+	m := measurements()
+	m.ASNs = []MeasuredGroup{
+		{ASN: 64500, Pools: []MeasuredPool{fig("us", 50, 40), fig("eu", 70, 40), fig("ap", 15, 40)}},
+		{ASN: 64501, Pools: []MeasuredPool{fig("us", 50, 40), fig("eu", 10, 9)}},
+	}
+	return m
+}
+
+// The ASN level sits between the network and the country: of two
+// networks of one AS, the one with min_samples is ranked by its own
+// figures, the thin one by its AS's; a network of AS 0 (unknown), of an
+// AS without figures, or of an AS where fewer than two pools have
+// min_samples falls to its country.
+func TestPolicyMeasuredLatencyASN(t *testing.T) {
+	t.Parallel()
+	w := measuredWorld()
+	s, err := CompileFor(&w.cfg, w.health.h(), Options{Measured: asnMeasurements()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := func(asn uint32) geodata.Location { return geodata.Location{Country: "FR", Region: "WEU", Prefix: 16, ASN: asn} }
+	for _, c := range []struct {
+		name   string
+		req    Request
+		level  string
+		group  string
+		order  []string
+		answer string
+	}{
+		// 198.51.100.0/24 has its own figures: they decide (ap eu us),
+		// not its AS's (ap us eu).
+		{"network of the AS", ecsReq("198.51.100.0/24", in(64500)), "network", "198.51.100.0/24", []string{"ap", "eu", "us"}, "ap1"},
+		// 203.0.113.0/24 has too few samples: its AS decides.
+		{"thin network of the AS", ecsReq("203.0.113.0/24", in(64500)), "asn", "AS64500", []string{"ap", "us", "eu"}, "ap1"},
+		// A network nothing measured, in the AS.
+		{"unmeasured network of the AS", ecsReq("198.18.9.0/24", in(64500)), "asn", "AS64500", []string{"ap", "us", "eu"}, "ap1"},
+		// A wide ECS subnet skips the network level, not the AS's.
+		{"wide ECS in the AS", ecsReq("198.51.0.0/16", in(64500)), "asn", "AS64500", []string{"ap", "us", "eu"}, "ap1"},
+		{"AS unknown", ecsReq("203.0.113.0/24", in(0)), "country", "FR", []string{"eu", "us", "ap"}, "eu1"},
+		{"AS without figures", ecsReq("203.0.113.0/24", in(64999)), "country", "FR", []string{"eu", "us", "ap"}, "eu1"},
+		{"AS with one pool counted", ecsReq("203.0.113.0/24", in(64501)), "country", "FR", []string{"eu", "us", "ap"}, "eu1"},
+	} {
+		_, tr, got := decide(t, s, "www.glb.example.com", c.req, nil)
+		if tr.Measured.Level != c.level || tr.Measured.Group != c.group {
+			t.Errorf("%s: level %s group %q, want %s %q (%s)", c.name, tr.Measured.Level, tr.Measured.Group, c.level, c.group, tr.Measured.Reason)
+		}
+		if !slices.Equal(candidateIDs(tr), c.order) || !slices.Equal(got, []string{c.answer}) {
+			t.Errorf("%s: order %v answer %v, want %v %s", c.name, candidateIDs(tr), got, c.order, c.answer)
+		}
+	}
+
+	// Explain: the level, the AS number, its figures and samples, and
+	// the client's AS.
+	_, tr, _ := decide(t, s, "www.glb.example.com", ecsReq("203.0.113.0/24", in(64500)), nil)
+	if tr.Measured.ASN != 64500 || tr.Client.ASN != 64500 || !strings.Contains(tr.Measured.Reason, "autonomous system") {
+		t.Errorf("trace: measured %+v client %+v", tr.Measured, tr.Client)
+	}
+	want := []TraceMeasuredPool{
+		{Pool: "us", Name: "us", MedianMs: 50, P75Ms: 60, Samples: 40, Counted: true},
+		{Pool: "eu", Name: "eu", MedianMs: 70, P75Ms: 84, Samples: 40, Counted: true},
+		{Pool: "ap", Name: "ap", MedianMs: 15, P75Ms: 18, Samples: 40, Counted: true},
+	}
+	if !slices.Equal(tr.Measured.Pools, want) {
+		t.Errorf("AS figures %+v, want %+v", tr.Measured.Pools, want)
+	}
+	if m := tr.Candidates[0].MeasuredMs; m == nil || *m != 15 {
+		t.Errorf("first candidate's measured_ms %v, want 15", m)
+	}
+}
+
+// The ASN level allocates nothing either.
+func TestMeasuredASNAllocatesNothing(t *testing.T) {
+	w := measuredWorld()
+	s, err := CompileFor(&w.cfg, w.health.h(), Options{Measured: asnMeasurements()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := ecsReq("203.0.113.0/24", geodata.Location{Country: "FR", Region: "WEU", Prefix: 16, ASN: 64500})
+	lb := s.LoadBalancer("www.glb.example.com")
+	var ans Answer
+	if n := testing.AllocsPerRun(1000, func() { s.Decide(lb, &req, FastRand{}, &ans, nil) }); n != 0 {
+		t.Errorf("ASN-level decision: %.1f allocations", n)
+	}
+}
+
+// RUMTable lists the autonomous systems as it lists networks: named
+// "AS<n>", with their number, cut to the limit.
+func TestRUMTableASN(t *testing.T) {
+	t.Parallel()
+	w := measuredWorld()
+	s := Remeasure(w.compile(t), asnMeasurements())
+	lb := s.LoadBalancer("www.glb.example.com")
+	tab := s.RUMTable(lb, 0)
+	if tab.ASNsTotal != 2 || len(tab.ASNs) != 2 || tab.ASNs[0].Group != "AS64500" || tab.ASNs[0].ASN != 64500 ||
+		tab.ASNs[0].Fastest != "ap" || tab.ASNs[0].Samples != 120 || tab.ASNs[1].Fastest != "" {
+		t.Errorf("ASNs %+v", tab.ASNs)
+	}
+	if cut := s.RUMTable(lb, 1); cut.ASNsTotal != 2 || len(cut.ASNs) != 1 || cut.ASNs[0].ASN != 64500 {
+		t.Errorf("limit 1: %+v", cut.ASNs)
+	}
+	if empty := Remeasure(s, measurements()).RUMTable(lb, 0); empty.ASNs == nil || len(empty.ASNs) != 0 {
+		t.Errorf("no ASNs: %#v, want an empty list", empty.ASNs)
+	}
+}

@@ -22,12 +22,15 @@ type RUMTable struct {
 	Window string     `json:"window"`
 	// Pools are the load balancer's candidate pools, in configured order.
 	Pools []RUMTablePool `json:"pools"`
-	// Regions, Countries, Networks and Resolvers are the groups measured
-	// at each level that have figures for one of the pools. Networks and
-	// Resolvers hold the groups with the most samples, at most the limit
-	// given; NetworksTotal and ResolversTotal count them all.
+	// Regions, Countries, ASNs, Networks and Resolvers are the groups
+	// measured at each level that have figures for one of the pools.
+	// ASNs, Networks and Resolvers hold the groups with the most samples,
+	// at most the limit given; ASNsTotal, NetworksTotal and
+	// ResolversTotal count them all.
 	Regions        []RUMTableGroup `json:"regions"`
 	Countries      []RUMTableGroup `json:"countries"`
+	ASNs           []RUMTableGroup `json:"asns"`
+	ASNsTotal      int             `json:"asns_total"`
 	Networks       []RUMTableGroup `json:"networks"`
 	NetworksTotal  int             `json:"networks_total"`
 	Resolvers      []RUMTableGroup `json:"resolvers"`
@@ -43,8 +46,11 @@ type RUMTablePool struct {
 // RUMTableGroup is one client group's figures for the candidate pools,
 // fastest median first (pools short of min_samples after the others).
 type RUMTableGroup struct {
-	// Group is the region code, country code, network or resolver network.
+	// Group is the region code, country code, autonomous system
+	// ("AS64500"), network or resolver network.
 	Group string `json:"group"`
+	// ASN is an autonomous system's number.
+	ASN uint32 `json:"asn,omitempty"`
 	// Region is the region of a country.
 	Region string `json:"region,omitempty"`
 	// Fastest is the pool measured fastest, when at least two pools have
@@ -62,7 +68,7 @@ type RUMTableGroup struct {
 // with the most samples (limit <= 0: all).
 func (s *Snapshot) RUMTable(lb *LB, limit int) RUMTable {
 	out := RUMTable{MinSamples: int(lb.rumMin), Pools: []RUMTablePool{},
-		Regions: []RUMTableGroup{}, Countries: []RUMTableGroup{}, Networks: []RUMTableGroup{}, Resolvers: []RUMTableGroup{}}
+		Regions: []RUMTableGroup{}, Countries: []RUMTableGroup{}, ASNs: []RUMTableGroup{}, Networks: []RUMTableGroup{}, Resolvers: []RUMTableGroup{}}
 	cands := slices.Clone(lb.defaults)
 	if lb.order != nil {
 		for _, p := range lb.order.defaults {
@@ -123,10 +129,11 @@ func (s *Snapshot) RUMTable(lb *LB, limit int) RUMTable {
 			out.Countries = append(out.Countries, g)
 		}
 	}
-	top := func(groups []MeasuredGroup) ([]RUMTableGroup, int) {
+	top := func(groups []MeasuredGroup, name func(*MeasuredGroup) string) ([]RUMTableGroup, int) {
 		all := []RUMTableGroup{}
 		for i := range groups {
-			if g, ok := group(groups[i].Prefix.String(), &groups[i]); ok {
+			if g, ok := group(name(&groups[i]), &groups[i]); ok {
+				g.ASN = groups[i].ASN
 				all = append(all, g)
 			}
 		}
@@ -138,8 +145,10 @@ func (s *Snapshot) RUMTable(lb *LB, limit int) RUMTable {
 		}
 		return all, n
 	}
-	out.Networks, out.NetworksTotal = top(m.Networks)
-	out.Resolvers, out.ResolversTotal = top(m.Resolvers)
+	prefix := func(g *MeasuredGroup) string { return g.Prefix.String() }
+	out.ASNs, out.ASNsTotal = top(m.ASNs, func(g *MeasuredGroup) string { return ASName(g.ASN) })
+	out.Networks, out.NetworksTotal = top(m.Networks, prefix)
+	out.Resolvers, out.ResolversTotal = top(m.Resolvers, prefix)
 	return out
 }
 

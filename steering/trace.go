@@ -84,12 +84,15 @@ type TraceLB struct {
 
 // TraceClient is the resolved client.
 type TraceClient struct {
-	Known        bool     `json:"known"`
-	Zone         string   `json:"zone,omitempty"`
-	Region       string   `json:"region,omitempty"`
-	Country      string   `json:"country,omitempty"`
-	Subdivision  string   `json:"subdivision,omitempty"`
-	Continent    string   `json:"continent,omitempty"`
+	Known       bool   `json:"known"`
+	Zone        string `json:"zone,omitempty"`
+	Region      string `json:"region,omitempty"`
+	Country     string `json:"country,omitempty"`
+	Subdivision string `json:"subdivision,omitempty"`
+	Continent   string `json:"continent,omitempty"`
+	// ASN is the client's autonomous system (--geoip-asn-db), absent
+	// when unknown.
+	ASN          uint32   `json:"asn,omitempty"`
 	Latitude     *float64 `json:"latitude,omitempty"`
 	Longitude    *float64 `json:"longitude,omitempty"`
 	Prefix       int      `json:"prefix"`
@@ -188,7 +191,7 @@ func (tr *Trace) begin(s *Snapshot, lb *LB, req *Request) {
 	*tr = Trace{LoadBalancer: TraceLB{ID: lb.id, Name: lb.name, Policy: string(lb.policy), Answers: lb.answers}}
 	c := req.Client
 	tr.Client = TraceClient{Known: c.Known(), Zone: c.Zone, Region: c.Region, Country: c.Country,
-		Subdivision: c.Subdivision, Continent: c.Continent, Prefix: c.Prefix, SourcePrefix: req.SourcePrefix, QueryType: req.Type.String()}
+		Subdivision: c.Subdivision, Continent: c.Continent, ASN: c.ASN, Prefix: c.Prefix, SourcePrefix: req.SourcePrefix, QueryType: req.Type.String()}
 	if c.HasCoordinates {
 		lat, lon := c.Latitude, c.Longitude
 		tr.Client.Latitude, tr.Client.Longitude = &lat, &lon

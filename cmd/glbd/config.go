@@ -57,6 +57,10 @@ type Config struct {
 	// commas (ip-location-db's IPv4 and IPv6 files); empty locates clients
 	// by operator networks only.
 	GeoIPDB string
+	// GeoIPASNDB is the path of an MMDB ASN database (GeoLite2 ASN,
+	// DB-IP's ASN Lite, ip-location-db's asn files), or several separated
+	// by commas; it gives measured_latency its ASN level. Empty: no ASN.
+	GeoIPASNDB string
 	// APIToken is the bearer token of the API; required when APIListen is
 	// not a loopback address.
 	APIToken string
@@ -141,6 +145,7 @@ func parseConfig(name string, args []string, env func(string) string, out io.Wri
 	str(&c.DatabaseURL, "database-url", "", "PostgreSQL URL; empty = embedded store in --data-dir")
 	str(&c.DataDir, "data-dir", "./data", "directory for the embedded store and the last good snapshot")
 	str(&c.GeoIPDB, "geoip-db", "", "MMDB City or Country database (MaxMind or ip-location-db schema); several comma-separated")
+	str(&c.GeoIPASNDB, "geoip-asn-db", "", "MMDB ASN database (GeoLite2 ASN, DB-IP ASN Lite, ip-location-db asn) for measured_latency's ASN level; several comma-separated")
 	str(&c.APIToken, "api-token", "", "API bearer token; required when the API listens beyond loopback")
 	str(&c.APITLSCert, "api-tls-cert", "", "PEM certificate (chain) of the API; with --api-tls-key the API speaks HTTPS")
 	str(&c.APITLSKey, "api-tls-key", "", "PEM private key of the API certificate")

@@ -45,8 +45,19 @@ func (e explainer) Explain(ctx context.Context, lbID string, client netip.Addr, 
 	}
 	c.snap.Decide(lb, &req, steering.FastRand{}, &ans, &out.Decision)
 	out.DNSSEC = explainDNSSEC(c.snap.Config(), lb.ZoneID())
-	out.Ignored = ignored(lb, ecs, locate, req.Client.Known(), len(e.geo.Databases()) > 0)
+	out.Ignored = ignored(lb, ecs, locate, req.Client.Known(), locates(e.geo))
 	return out, nil
+}
+
+// locates: the node has a City or Country database (an ASN database
+// alone places no client).
+func locates(r *geodata.Resolver) bool {
+	for _, db := range r.Databases() {
+		if db.Schema != geodata.SchemaASN {
+			return true
+		}
+	}
+	return false
 }
 
 // ignored says what the decision did without: an ECS subnet the load

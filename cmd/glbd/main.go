@@ -128,7 +128,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	}
 	defer store.Close()
 
-	geo, err := geodata.NewResolver(geodata.Config{Path: cfg.GeoIPDB, Logger: log})
+	geo, err := geodata.NewResolver(geodata.Config{Path: cfg.GeoIPDB, ASNPath: cfg.GeoIPASNDB, Logger: log})
 	if err != nil {
 		return fmt.Errorf("geoip: %w", err)
 	}
