@@ -14,11 +14,12 @@ import (
 
 // runRUM shows what real users measured of a load balancer's pools
 // (GET /load_balancers/{id}/rum; the console's load balancer page draws
-// the same): per region, country, client network and resolver, each
+// the same): per region, country, autonomous system, client network and
+// resolver, each
 // pool's median, p75 and samples, fastest first.
 func runRUM(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
 	c, fs := newCommand("rum", env, stderr, "table", "json", "yaml")
-	limit := fs.Int("limit", 0, "list at most this many client networks and resolvers, most samples first (1 to 1000; default the API's, 100)")
+	limit := fs.Int("limit", 0, "list at most this many autonomous systems, client networks and resolvers, most samples first (1 to 1000; default the API's, 100)")
 	pos, cl, err := commandArgs(fs, args, c, 1, 1, "usage: glbctl rum LB [--limit N]")
 	if err != nil {
 		return usageError(stderr, err)
@@ -38,7 +39,8 @@ func runRUM(ctx context.Context, args []string, env func(string) string, stdout,
 }
 
 // printRUM writes one row per group and pool, the groups by level
-// (regions, countries, networks, resolvers), each group's pools fastest
+// (regions, countries, autonomous systems, networks, resolvers), each
+// group's pools fastest
 // first; FASTEST marks the pool measured_latency would put first there.
 func printRUM(w io.Writer, v *api.RUMView) {
 	tab := &v.Table
@@ -48,6 +50,9 @@ func printRUM(w io.Writer, v *api.RUMView) {
 		return
 	}
 	fmt.Fprintf(w, "table built %s over the last %s\n", tab.Built.Format("2006-01-02T15:04:05Z07:00"), tab.Window)
+	if n := tab.ASNsTotal - len(tab.ASNs); n > 0 {
+		fmt.Fprintf(w, "%d of %d autonomous systems shown (most samples first; --limit)\n", len(tab.ASNs), tab.ASNsTotal)
+	}
 	if n := tab.NetworksTotal - len(tab.Networks); n > 0 {
 		fmt.Fprintf(w, "%d of %d client networks shown (most samples first; --limit)\n", len(tab.Networks), tab.NetworksTotal)
 	}
@@ -59,7 +64,7 @@ func printRUM(w io.Writer, v *api.RUMView) {
 	for _, l := range []struct {
 		level  string
 		groups []steering.RUMTableGroup
-	}{{"region", tab.Regions}, {"country", tab.Countries}, {"network", tab.Networks}, {"resolver", tab.Resolvers}} {
+	}{{"region", tab.Regions}, {"country", tab.Countries}, {"asn", tab.ASNs}, {"network", tab.Networks}, {"resolver", tab.Resolvers}} {
 		for _, g := range l.groups {
 			for _, p := range g.Pools {
 				samples := strconv.Itoa(p.Samples)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,12 +18,15 @@ import (
 
 // TestConsoleRUM: the pool and load balancer forms set measured_latency
 // and the rum settings the API stores; after real reports from two
-// networks (placed in France and the US by operator networks), the load
-// balancer's page draws per region and country the pool users measure
+// networks (placed in France and the US by operator networks, in two
+// autonomous systems by an ASN database), the load balancer's page draws
+// per region, country and autonomous system the pool users measure
 // fastest with every pool's median, p75 and samples, the API's figures;
 // the overview's per-region mapping answers with the region's fastest.
 func TestConsoleRUM(t *testing.T) {
-	g := startParallel(t, "--rum-every", "200ms", "--rum-rate", "6000", "--rum-trusted-proxies", "127.0.0.1/32")
+	asnDB := filepath.Join(t.TempDir(), "asn.mmdb")
+	writeASNDB(t, asnDB, map[string]uint32{"203.0.113.0/24": 64500, "198.18.4.0/24": 64501})
+	g := startParallel(t, "--rum-every", "200ms", "--rum-rate", "6000", "--rum-trusted-proxies", "127.0.0.1/32", "--geoip-asn-db", asnDB)
 	zone := zoneFor(t, g)
 	eu := g.must("POST", "/api/v1/pools", map[string]any{"name": "eu", "origins": []map[string]any{{"name": "fra", "address": "192.0.2.1"}}})["id"].(string)
 	us := g.must("POST", "/api/v1/pools", map[string]any{"name": "us", "origins": []map[string]any{{"name": "iad", "address": "192.0.2.2"}},
@@ -111,6 +115,7 @@ func TestConsoleRUM(t *testing.T) {
 	}
 	add("region", view.Table.Regions)
 	add("country", view.Table.Countries)
+	add("asn", view.Table.ASNs)
 	add("network", view.Table.Networks)
 	if fmt.Sprint(rows) != fmt.Sprint(want) {
 		t.Errorf("the page's table:\n%v\nwant the API's:\n%v", rows, want)
@@ -119,8 +124,8 @@ func TestConsoleRUM(t *testing.T) {
 	for _, r := range rows {
 		fastest[r.Group] = r.Fastest
 	}
-	if fastest["WEU"] != "eu" || fastest["FR"] != "eu" || fastest["ENAM"] != "us" || fastest["US"] != "us" {
-		t.Errorf("fastest per group %v, want eu for WEU and FR, us for ENAM and US", fastest)
+	if fastest["WEU"] != "eu" || fastest["FR"] != "eu" || fastest["ENAM"] != "us" || fastest["US"] != "us" || fastest["AS64500"] != "eu" || fastest["AS64501"] != "us" {
+		t.Errorf("fastest per group %v, want eu for WEU, FR and AS64500, us for ENAM, US and AS64501", fastest)
 	}
 	var summary string
 	drive(t, ctx, "the summary", chromedp.Text(`#rum-summary`, &summary))
