@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/glb-dns/glb/api"
+	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/steering"
 )
 
 // rumConfig is a measured_latency load balancer over two pools that
@@ -158,5 +160,30 @@ func TestRUM(t *testing.T) {
 	code, _, errOut := n.ctl("rum", "shop", "--limit", "5000")
 	if code != exitFailed || !strings.Contains(errOut, "limit") {
 		t.Errorf("rum --limit 5000: exit %d, stderr %q; want 1 and the API's 400 naming limit", code, errOut)
+	}
+}
+
+// printRUM lists autonomous systems between countries and networks,
+// and says when --limit cut them.
+func TestPrintRUMASN(t *testing.T) {
+	t.Parallel()
+	built := time.Unix(1_800_000_000, 0).UTC()
+	v := &api.RUMView{LoadBalancer: "l", Name: "shop", SteeringPolicy: pools.SteeringMeasuredLatency, Table: steering.RUMTable{
+		MinSamples: 5, Built: &built, Window: "15m0s",
+		Countries: []steering.RUMTableGroup{{Group: "FR", Fastest: "a", Pools: []steering.TraceMeasuredPool{{Pool: "a", Name: "a", MedianMs: 30, Samples: 9, Counted: true}}}},
+		ASNs: []steering.RUMTableGroup{{Group: "AS64500", ASN: 64500, Fastest: "b", Pools: []steering.TraceMeasuredPool{
+			{Pool: "b", Name: "b", MedianMs: 12.34, P75Ms: 20, Samples: 40, Counted: true}, {Pool: "a", Name: "a", MedianMs: 50, P75Ms: 60, Samples: 3}}}},
+		ASNsTotal: 4,
+	}}
+	var out strings.Builder
+	printRUM(&out, v)
+	got := out.String()
+	for _, want := range []string{"1 of 4 autonomous systems shown", "asn      AS64500  b     12.3", "3 (<min)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("printRUM output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Index(got, "country") > strings.Index(got, "AS64500") {
+		t.Errorf("autonomous systems before countries:\n%s", got)
 	}
 }
