@@ -111,13 +111,17 @@ data "glb_monitor" "feed" {
   description = "tf alerts"
   depends_on  = [glb_monitor.feed]
 }
+
+data "glb_monitor" "icmp" {
+  id = glb_monitor.icmp.id
+}
 `, service, maxLoss, ttl)
 }
 
 // TestAccMonitorTypes: grpc, icmp and feed monitors with their own
 // fields (one written as the zero the API leaves out of its answers), an
 // empty plan after the apply, import, an update in place,
-// drift of a feed's label, and the data source by description.
+// drift of a feed's label, and the data source by description and by id.
 func TestAccMonitorTypes(t *testing.T) {
 	g := startGLB(t)
 	const grpc, icmp, feed = "/monitors/tf-grpc", "/monitors/tf-icmp", "/monitors/tf-feed"
@@ -140,6 +144,8 @@ func TestAccMonitorTypes(t *testing.T) {
 					resource.TestCheckResourceAttr("data.glb_monitor.feed", "pool_label", "service"),
 					resource.TestCheckResourceAttr("data.glb_monitor.feed", "origin_label", "instance"),
 					resource.TestCheckResourceAttr("data.glb_monitor.feed", "ttl", "600"),
+					resource.TestCheckResourceAttr("data.glb_monitor.icmp", "echo_count", "5"),
+					resource.TestCheckResourceAttr("data.glb_monitor.icmp", "max_loss", "0"),
 					func(*terraform.State) error {
 						for p, want := range map[string]map[string]any{
 							grpc: {"type": "grpc", "port": 50051, "service": "shop.Checkout", "tls": true, "server_name": "checkout.example.com"},
