@@ -214,7 +214,8 @@ Terraform and OpenTofu alike.
 
 Every update and delete sends the object's revision in `+"`If-Match`"+`, so that an apply
 fails ("changed by someone else since it was read") rather than overwrites a change made
-through the API, glbctl or the console between the refresh and the apply. Attributes the
+through the API, glbctl or the console between the refresh and the apply (notification
+subscriptions excepted: the API keeps no revision of them). Attributes the
 server fills when left out (a pool's `+"`minimum_origins`"+`, a load balancer's `+"`ttl`"+`...)
 are computed: they never show as a diff, and keep the server's value when left out. Lists and
 maps left out are empty. An attribute of a list element left out (an origin's `+"`weight`"+`)
