@@ -150,12 +150,25 @@ func (n *simNode) publish(ctx context.Context) {
 	n.full = false
 }
 
-// followLoop reads the others' health on every notification and every
-// second, one read at a time, and the revision every 2 s.
+// healthGap and healthPoll are glbd's (cmd/glbd/storereads.go): a node
+// reads the others' health at most once a healthGap, and every healthPoll
+// without news.
+const (
+	healthGap  = time.Second
+	healthPoll = 10 * time.Second
+)
+
+// followLoop reads the others' health as glbd does, one read at a time:
+// on a notification at once unless one started less than healthGap ago,
+// then at the next second's tick; without news every healthPoll. And the
+// revision every 2 s.
 func (n *simNode) followLoop(ctx context.Context) {
 	changes := n.store.Watch(ctx)
 	want := make(chan struct{}, 1)
+	var askedAt time.Time
+	news := false
 	ask := func() {
+		askedAt, news = time.Now(), false
 		select {
 		case want <- struct{}{}:
 		default:
@@ -185,10 +198,16 @@ func (n *simNode) followLoop(ctx context.Context) {
 				return
 			}
 			if ch.Health {
-				ask()
+				if time.Since(askedAt) < healthGap {
+					news = true
+				} else {
+					ask()
+				}
 			}
 		case <-tick.C:
-			ask()
+			if news || time.Since(askedAt) >= healthPoll {
+				ask()
+			}
 		case <-poll.C:
 			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			if _, err := n.store.Revision(rctx); err != nil && ctx.Err() == nil {

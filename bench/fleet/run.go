@@ -98,8 +98,11 @@ func (f *fleet) errorf(format string, args ...any) {
 	if f.failed == nil {
 		f.failed = map[string]int{}
 	}
-	f.failed[strings.Fields(format)[0]]++
-	first := f.errors <= 5
+	kind := strings.Fields(format)[0]
+	f.failed[kind]++
+	// The first of each kind is printed: a storm of one kind must not hide
+	// why another fails.
+	first := f.failed[kind] == 1
 	f.mu.Unlock()
 	if first {
 		log.Printf(format, args...)

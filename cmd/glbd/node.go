@@ -167,8 +167,9 @@ func (n *node) run(ctx context.Context) {
 	changes := n.store.Watch(ctx)
 	poll := time.NewTicker(n.pollEvery)
 	defer poll.Stop()
-	// Health is read every second even without news: heartbeats go stale
-	// (3 × interval) without anyone writing, and a notification may be lost.
+	// Health is looked at every second even without news: heartbeats go
+	// stale (3 × interval) without anyone writing. The tick also reads the
+	// news healthGap held back, and polls in case a notification was lost.
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	feedTick := time.NewTicker(feedPoll)
@@ -203,7 +204,7 @@ func (n *node) run(ctx context.Context) {
 				continue
 			}
 			if ch.Health {
-				reads.readHealth()
+				reads.healthNotified()
 			}
 			if ch.Feeds {
 				reads.readFeeds()
@@ -224,7 +225,7 @@ func (n *node) run(ctx context.Context) {
 			n.takeHealth(r.ups, r.err)
 			n.rebuildHealth()
 			if reads.health.ended() {
-				reads.readHealth()
+				reads.healthNotified()
 			}
 		case r := <-reads.revision.done:
 			reads.revision.ended()
@@ -253,12 +254,12 @@ func (n *node) run(ctx context.Context) {
 		case <-n.checker.Changes():
 			n.rebuildHealth() // our own state change: at once, without the store
 		case <-tick.C:
-			if reads.health.busy {
-				// The last read still hangs: heartbeats go stale by the
-				// clock meanwhile. Otherwise the read's result rebuilds.
+			if reads.health.busy || !reads.healthTick() {
+				// No read (the last one still hangs, or nothing is news):
+				// heartbeats go stale by the clock meanwhile. Otherwise
+				// the read's result rebuilds.
 				n.rebuildHealth()
 			}
-			reads.readHealth()
 		}
 	}
 }

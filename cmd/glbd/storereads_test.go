@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestBackgroundOneReadAtATime: a read asked for while one is under way
 // does not start beside it, and is not forgotten either: ended says
@@ -34,5 +37,38 @@ func TestBackgroundOneReadAtATime(t *testing.T) {
 	}
 	if b.ended() {
 		t.Fatal("another read due with none asked for")
+	}
+}
+
+// Health is read on a notification at once, unless a read started less
+// than healthGap ago: then the next tick reads it, once for all the news
+// meanwhile; without news, a tick reads once a healthPoll.
+func TestHealthPace(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	var p healthPace
+	if !p.notified(t0) {
+		t.Fatal("the first notification was held back")
+	}
+	p.reading(t0)
+	if p.notified(t0.Add(healthGap / 2)) {
+		t.Error("a notification within healthGap of a read was read at once")
+	}
+	if p.notified(t0.Add(healthGap * 3 / 4)) {
+		t.Error("a second notification within healthGap was read at once")
+	}
+	if !p.tick(t0.Add(healthGap)) {
+		t.Fatal("the tick after held-back news did not read")
+	}
+	p.reading(t0.Add(healthGap))
+	for at := 2 * healthGap; at < healthGap+healthPoll; at += healthGap {
+		if p.tick(t0.Add(at)) {
+			t.Fatalf("a tick without news read %v after the last read", at-healthGap)
+		}
+	}
+	if !p.tick(t0.Add(healthGap + healthPoll)) {
+		t.Error("no read a healthPoll after the last one")
+	}
+	if !p.notified(t0.Add(3 * healthGap)) {
+		t.Error("a notification healthGap after the last read was held back")
 	}
 }

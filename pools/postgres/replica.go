@@ -99,9 +99,7 @@ func (s *Store) openReplica(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("postgres store: read URL: %w", err)
 	}
-	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = connectTimeout
-	}
+	connectionBounds(&cfg.ConnConfig.Config)
 	s.replica, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("postgres store: read URL: %w", err)

@@ -8,11 +8,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/glb-dns/glb/pools"
@@ -66,9 +69,40 @@ func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
 // than a hung caller.
 func WithTimeout(d time.Duration) Option { return func(s *Store) { s.opTimeout = d } }
 
-// connectTimeout bounds each new connection unless the URL sets
-// connect_timeout.
-const connectTimeout = 3 * time.Second
+// Unless the URL sets connect_timeout, a new connection has dialTimeout
+// to reach the server and startupTimeout for the whole of it. The two
+// differ because their failures do: a host that drops packets is found
+// by the dial, at once for the next host of a multi-host URL and for a
+// node cut from its store; a server that accepted the connection but is
+// slow to start its backend (the postmaster forks one per connection, and
+// 64 nodes connecting at once queue behind each other) is only made
+// slower by a client that gives up, because the server forks for a
+// connection still queued after its client left, and the client's retry
+// queues again. With 3 s for the whole, 64 nodes starting together never
+// got their connections (docs/operations.md).
+const (
+	dialTimeout    = 3 * time.Second
+	startupTimeout = 15 * time.Second
+)
+
+// cancelGrace is how long a call whose context ended waits for the
+// statement it sent to end by itself before the connection is closed
+// under it. Closing it costs the server a new backend for the next call,
+// which under load is what made calls time out in the first place.
+const cancelGrace = 2 * time.Second
+
+// connectionBounds applies dialTimeout, startupTimeout and cancelGrace
+// to cfg.
+func connectionBounds(cfg *pgconn.Config) {
+	if cfg.ConnectTimeout == 0 {
+		d := &net.Dialer{Timeout: dialTimeout, KeepAlive: 5 * time.Minute}
+		cfg.DialFunc = d.DialContext
+		cfg.ConnectTimeout = startupTimeout
+	}
+	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn(), DeadlineDelay: cancelGrace}
+	}
+}
 
 // Open prepares a store for the database at url (a PostgreSQL URL or
 // key=value string). It does not wait for the database: a node must start
@@ -79,9 +113,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: %w", err)
 	}
-	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = connectTimeout
-	}
+	connectionBounds(&cfg.ConnConfig.Config)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: %w", err)
