@@ -106,6 +106,7 @@ var monitorKind = kind{
 var poolKind = kind{
 	name: "pool", path: "/pools", byName: "name",
 	readOnly: metaReadOnly,
+	zeros:    []string{"owner"},
 	schema: schema.Schema{
 		Description: "A group of origins that load balancers answer with, checked by a monitor or a monitor group.",
 		Attributes: meta(map[string]schema.Attribute{
@@ -157,6 +158,7 @@ var poolKind = kind{
 var loadBalancerKind = kind{
 	name: "load_balancer", path: "/load_balancers", byName: "name", dnsNames: []string{"name"},
 	readOnly: metaReadOnly,
+	zeros:    []string{"owner", "https.no_default_alpn", "https.port", "https.ech"},
 	schema: schema.Schema{
 		Description: "A hostname inside a zone whose answers glb steers among pools.",
 		Attributes: meta(map[string]schema.Attribute{

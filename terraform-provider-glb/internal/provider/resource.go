@@ -56,10 +56,11 @@ type kind struct {
 	// API member, attribute to member: a name Terraform reserves for
 	// itself (count) cannot be an attribute's.
 	renamed map[string]string
-	// zeros are top-level attributes the API leaves out of its answers
-	// at their zero value (omitempty: a monitor's fields of other types):
-	// absent is that zero, also where Terraform holds nothing yet (an
-	// import), as for attributes with a stated default.
+	// zeros are the paths (as reader's) of attributes the API leaves
+	// out of its answers at their zero value (omitempty: a monitor's
+	// fields of other types, an owner): absent is that zero, also where
+	// Terraform holds nothing yet (an import), as for attributes with a
+	// stated default.
 	zeros []string
 }
 

@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/glb-dns/glb/pools"
 	"github.com/glb-dns/glb/terraform-provider-glb/internal/client"
 )
 
@@ -66,5 +70,67 @@ func TestRenamedAttributes(t *testing.T) {
 	}
 	if _, ok := body["echo_count"]; ok || fmt.Sprint(body["count"]) != "5" {
 		t.Errorf("echo_count 5 is sent as %v", body)
+	}
+}
+
+// TestOmittedZerosReadAsZero: every scalar member glb's own types leave
+// out of an answer at its zero value (omitempty) is read as that zero
+// (the attribute states its default or is in the kind's zeros), or an
+// import of an object written with that zero plans a change. The types
+// are the API's, from this checkout, as the acceptance tests' glbd.
+func TestOmittedZerosReadAsZero(t *testing.T) {
+	for _, c := range []struct {
+		k kind
+		v any
+	}{
+		{zoneKind, pools.Zone{}}, {monitorKind, pools.Monitor{}}, {poolKind, pools.Pool{}},
+		{loadBalancerKind, pools.LoadBalancer{}}, {networkKind, pools.Network{}},
+	} {
+		attrNames := map[string]string{}
+		for attr, m := range c.k.renamed {
+			attrNames[m] = attr
+		}
+		zeros := c.k.reader().zeros
+		var walk func(reflect.Type, string, map[string]schema.Attribute)
+		walk = func(rt reflect.Type, at string, attrs map[string]schema.Attribute) {
+			for i := range rt.NumField() {
+				f := rt.Field(i)
+				if f.Anonymous {
+					walk(f.Type, at, attrs)
+					continue
+				}
+				name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+				if a, ok := attrNames[name]; ok && at == "" {
+					name = a
+				}
+				a, ok := attrs[name]
+				if !ok {
+					continue // TestSchemasFollowOpenAPI's business
+				}
+				p := join(at, name)
+				ft := f.Type
+				for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
+					ft = ft.Elem()
+				}
+				switch n := a.(type) {
+				case schema.SingleNestedAttribute:
+					if ft.Kind() == reflect.Struct {
+						walk(ft, p, n.Attributes)
+					}
+					continue
+				case schema.ListNestedAttribute:
+					if ft.Kind() == reflect.Struct {
+						walk(ft, p, n.NestedObject.Attributes)
+					}
+					continue
+				}
+				k := f.Type.Kind() // a pointer or a slice is left out as null, not as a zero
+				scalar := k == reflect.String || k == reflect.Bool || (k >= reflect.Int && k <= reflect.Float64)
+				if scalar && strings.Contains(opts, "omitempty") && !zeros[p] {
+					t.Errorf("glb_%s.%s: the API leaves it out at its zero value; put it in the kind's zeros or give it a default", c.k.name, p)
+				}
+			}
+		}
+		walk(reflect.TypeOf(c.v), "", c.k.schema.Attributes)
 	}
 }
