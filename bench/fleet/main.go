@@ -162,7 +162,7 @@ func freshDatabase(server, db string) (string, error) {
 	return url, migrations.UpURL(ctx, url)
 }
 
-const header = "nodes\torigins\tinterval\tload avg\twarm-up\ttx/s\trows written/s\tWAL kB/s\tpostgres CPU\tnodes' CPU\tagreement (median, max)"
+const header = "nodes\torigins\tinterval\tload avg\twarm-up\ttx/s\trows written/s\tWAL kB/s\tpostgres CPU\tnodes' CPU\tagreement (median, max)\tfailed calls (measured)"
 
 type result struct {
 	p                     params
@@ -171,6 +171,9 @@ type result struct {
 	load                  load
 	agreement             []time.Duration
 	missed                int
+	// failedMeasured are the store calls that failed after the warm-up
+	// and settling, while agreement and load were measured.
+	failedMeasured int
 }
 
 func (r result) String() string {
@@ -187,9 +190,9 @@ func (r result) String() string {
 	if r.warmup < 0 {
 		warm = "> " + r.p.warmupLimit.String()
 	}
-	return fmt.Sprintf("%d\t%d\t%s\t%s → %s\t%s\t%.0f\t%.0f\t%.0f\t%s\t%.0f %%\t%s",
+	return fmt.Sprintf("%d\t%d\t%s\t%s → %s\t%s\t%.0f\t%.0f\t%.0f\t%s\t%.0f %%\t%s\t%d",
 		r.p.nodes, r.p.origins, r.p.interval, r.loadBefore, r.loadAfter, warm,
-		r.load.tx, r.load.rows, r.load.wal/1024, r.load.cpuString(), r.load.bench*100, ag)
+		r.load.tx, r.load.rows, r.load.wal/1024, r.load.cpuString(), r.load.bench*100, ag, r.failedMeasured)
 }
 
 func loadAvg() string {

@@ -160,8 +160,8 @@ const (
 
 // followLoop reads the others' health as glbd does, one read at a time:
 // on a notification at once unless one started less than healthGap ago,
-// then at the next second's tick; without news every healthPoll. And the
-// revision every 2 s.
+// then when the gap ends; without news every healthPoll. And the revision
+// every 2 s.
 func (n *simNode) followLoop(ctx context.Context) {
 	changes := n.store.Watch(ctx)
 	want := make(chan struct{}, 1)
@@ -186,6 +186,9 @@ func (n *simNode) followLoop(ctx context.Context) {
 	}()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	held := time.NewTimer(time.Hour)
+	held.Stop()
+	defer held.Stop()
 	poll := time.NewTicker(2 * time.Second)
 	defer poll.Stop()
 	ask()
@@ -198,14 +201,19 @@ func (n *simNode) followLoop(ctx context.Context) {
 				return
 			}
 			if ch.Health {
-				if time.Since(askedAt) < healthGap {
+				if wait := healthGap - time.Since(askedAt); wait > 0 {
 					news = true
+					held.Reset(wait)
 				} else {
 					ask()
 				}
 			}
+		case <-held.C:
+			if news {
+				ask()
+			}
 		case <-tick.C:
-			if news || time.Since(askedAt) >= healthPoll {
+			if news && time.Since(askedAt) >= healthGap || time.Since(askedAt) >= healthPoll {
 				ask()
 			}
 		case <-poll.C:

@@ -161,6 +161,9 @@ wait:
 	time.Sleep(2 * p.interval)
 
 	smp.resetStatements(ctx)
+	f.mu.Lock()
+	failedBefore := f.errors
+	f.mu.Unlock()
 	before, err := smp.read(ctx)
 	if err != nil {
 		return r, err
@@ -187,6 +190,9 @@ wait:
 		return r, err
 	}
 	r.load = rate(before, after)
+	f.mu.Lock()
+	r.failedMeasured = f.errors - failedBefore
+	f.mu.Unlock()
 	smp.topStatements(ctx, after.at.Sub(before.at))
 	r.loadAfter = loadAvg()
 	if f.errors > 0 {

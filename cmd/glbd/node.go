@@ -180,8 +180,17 @@ func (n *node) run(ctx context.Context) {
 	shiftTimer := time.NewTimer(time.Hour)
 	shiftTimer.Stop()
 	defer shiftTimer.Stop()
-	var armed time.Time
 	reads := newStoreReads(ctx, n)
+	// healthHeld fires when news the health pace held back is due.
+	healthHeld := time.NewTimer(time.Hour)
+	healthHeld.Stop()
+	defer healthHeld.Stop()
+	notified := func() {
+		if wait := reads.healthNotified(); wait > 0 {
+			healthHeld.Reset(wait)
+		}
+	}
+	var armed time.Time
 	for {
 		if c := n.cur.Load(); c != nil {
 			if next := c.snap.NextShiftBoundary(); !next.Equal(armed) {
@@ -204,7 +213,7 @@ func (n *node) run(ctx context.Context) {
 				continue
 			}
 			if ch.Health {
-				reads.healthNotified()
+				notified()
 			}
 			if ch.Feeds {
 				reads.readFeeds()
@@ -225,7 +234,7 @@ func (n *node) run(ctx context.Context) {
 			n.takeHealth(r.ups, r.err)
 			n.rebuildHealth()
 			if reads.health.ended() {
-				reads.healthNotified()
+				notified()
 			}
 		case r := <-reads.revision.done:
 			reads.revision.ended()
@@ -253,8 +262,12 @@ func (n *node) run(ctx context.Context) {
 			n.remeasure(m)
 		case <-n.checker.Changes():
 			n.rebuildHealth() // our own state change: at once, without the store
+		case <-healthHeld.C:
+			if !reads.health.busy {
+				reads.healthDue()
+			}
 		case <-tick.C:
-			if reads.health.busy || !reads.healthTick() {
+			if reads.health.busy || !reads.healthDue() {
 				// No read (the last one still hangs, or nothing is news):
 				// heartbeats go stale by the clock meanwhile. Otherwise
 				// the read's result rebuilds.

@@ -53,7 +53,7 @@ func newStoreReads(ctx context.Context, n *node) *storeReads {
 // Every node publishes at least once an interval and NOTIFYs each time,
 // so a fleet of N nodes prompts N reads each of N/interval a second: N²
 // reads of N nodes' heartbeats. A node reads at most once a healthGap,
-// the news meanwhile in one read at the next tick: with 64 nodes at a
+// the news meanwhile in one read when the gap ends: with 64 nodes at a
 // 10 s interval, 161 reads a second became 36 and the store's CPU a
 // third (bench/fleet). Without news it reads every healthPoll, in case
 // one was lost; between reads, heartbeats go stale by the clock
@@ -69,37 +69,39 @@ type healthPace struct {
 	news bool      // a notification came since, held back by healthGap
 }
 
-// notified says whether a change the store announced at now is read at
-// once; if not, the next tick reads it.
-func (p *healthPace) notified(now time.Time) bool {
-	if now.Sub(p.at) < healthGap {
+// notified is a change the store announced at now: 0 to read it at once,
+// else how long until it is read (the rest of the gap).
+func (p *healthPace) notified(now time.Time) time.Duration {
+	if wait := healthGap - now.Sub(p.at); wait > 0 {
 		p.news = true
-		return false
+		return wait
 	}
-	return true
+	return 0
 }
 
-// tick says whether the tick at now reads: the news held back, or
-// without news once a healthPoll.
-func (p *healthPace) tick(now time.Time) bool {
-	return p.news || now.Sub(p.at) >= healthPoll
+// due says whether a read is due at now: news held back whose gap has
+// ended, or, without news, a healthPoll since the last read.
+func (p *healthPace) due(now time.Time) bool {
+	since := now.Sub(p.at)
+	return p.news && since >= healthGap || since >= healthPoll
 }
 
 // reading notes a read starting at now.
 func (p *healthPace) reading(now time.Time) { p.at, p.news = now, false }
 
-// healthNotified reads a change the store announced, now or at the next
-// tick.
-func (r *storeReads) healthNotified() {
-	if r.pace.notified(time.Now()) {
+// healthNotified reads a change the store announced, or returns how long
+// until healthDue should be called to read it.
+func (r *storeReads) healthNotified() time.Duration {
+	wait := r.pace.notified(time.Now())
+	if wait == 0 {
 		r.readHealth()
 	}
+	return wait
 }
 
-// healthTick reads at the tick what healthPace says; false when it did
-// not read.
-func (r *storeReads) healthTick() bool {
-	if !r.pace.tick(time.Now()) {
+// healthDue reads if healthPace says a read is due; false when it did not.
+func (r *storeReads) healthDue() bool {
+	if !r.pace.due(time.Now()) {
 		return false
 	}
 	r.readHealth()

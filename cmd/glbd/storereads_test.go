@@ -41,34 +41,37 @@ func TestBackgroundOneReadAtATime(t *testing.T) {
 }
 
 // Health is read on a notification at once, unless a read started less
-// than healthGap ago: then the next tick reads it, once for all the news
-// meanwhile; without news, a tick reads once a healthPoll.
+// than healthGap ago: then when the gap ends, once for all the news
+// meanwhile; without news, once a healthPoll.
 func TestHealthPace(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
 	var p healthPace
-	if !p.notified(t0) {
-		t.Fatal("the first notification was held back")
+	if w := p.notified(t0); w != 0 {
+		t.Fatalf("the first notification was held back %v", w)
 	}
 	p.reading(t0)
-	if p.notified(t0.Add(healthGap / 2)) {
-		t.Error("a notification within healthGap of a read was read at once")
+	if w := p.notified(t0.Add(healthGap / 4)); w != healthGap*3/4 {
+		t.Errorf("a notification a quarter gap after a read: held %v, want the rest of the gap, %v", w, healthGap*3/4)
 	}
-	if p.notified(t0.Add(healthGap * 3 / 4)) {
-		t.Error("a second notification within healthGap was read at once")
+	if w := p.notified(t0.Add(healthGap / 2)); w != healthGap/2 {
+		t.Errorf("a second notification half a gap after a read: held %v, want %v", w, healthGap/2)
 	}
-	if !p.tick(t0.Add(healthGap)) {
-		t.Fatal("the tick after held-back news did not read")
+	if p.due(t0.Add(healthGap - time.Millisecond)) {
+		t.Error("held-back news read before its gap ended")
+	}
+	if !p.due(t0.Add(healthGap)) {
+		t.Fatal("held-back news not due when the gap ended")
 	}
 	p.reading(t0.Add(healthGap))
-	for at := 2 * healthGap; at < healthGap+healthPoll; at += healthGap {
-		if p.tick(t0.Add(at)) {
-			t.Fatalf("a tick without news read %v after the last read", at-healthGap)
+	for at := 2 * healthGap; at < healthGap+healthPoll; at += healthGap / 2 {
+		if p.due(t0.Add(at)) {
+			t.Fatalf("without news a read was due %v after the last one", at-healthGap)
 		}
 	}
-	if !p.tick(t0.Add(healthGap + healthPoll)) {
-		t.Error("no read a healthPoll after the last one")
+	if !p.due(t0.Add(healthGap + healthPoll)) {
+		t.Error("no read due a healthPoll after the last one")
 	}
-	if !p.notified(t0.Add(3 * healthGap)) {
-		t.Error("a notification healthGap after the last read was held back")
+	if w := p.notified(t0.Add(2 * healthGap)); w != 0 {
+		t.Errorf("a notification a gap after the last read was held back %v", w)
 	}
 }
