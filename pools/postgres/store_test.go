@@ -327,3 +327,83 @@ func TestHealthViewRepacked(t *testing.T) {
 		}
 	}
 }
+
+// A node of a version from before the packed views (migration 024)
+// publishes rows only: a reader without a cursor reads its live rows
+// (not the gone ones), then the rows after its cursor; and a packed view
+// of an earlier epoch, left by that node when it ran a newer version, is
+// not read for its new epoch.
+func TestHealthOfANodeWithoutAPackedView(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	s, err := postgres.Open(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	db, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := db.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := pools.StoreTime(time.Now())
+	// "b" ran this version first: a packed view of epoch 1.
+	if err := s.PublishHealth(ctx, pools.HealthUpdate{Node: "b", Region: "WEU", Published: at, Full: true,
+		Origins: []pools.OriginState{{Pool: "p", Origin: "packed", Healthy: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	// What an older version writes at a full publication: the heartbeat
+	// of a new epoch, its rows, nothing packed.
+	older := func(node string, epoch int64) {
+		t.Helper()
+		exec(`insert into node_heartbeat (node, region, published, epoch, seq) values ($1, 'WEU', $2, $3, 1)
+			on conflict (node) do update set published = excluded.published, epoch = excluded.epoch, seq = 1`, node, at, epoch)
+		exec(`delete from node_origin_health where node = $1`, node)
+		exec(`insert into node_origin_health (node, pool, origin, seq, gone, healthy, reason, rtt_ns) values
+			($1, 'p', 'up', 1, false, true, '', 5000000), ($1, 'p', 'down', 1, false, false, 'refused', 0),
+			($1, 'p', 'left', 1, true, true, '', 0)`, node)
+	}
+	older("a", 1)
+	older("b", 2)
+	ups, err := s.HealthSince(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cursors := map[string]pools.HealthCursor{}
+	for _, u := range ups {
+		cursors[u.Node] = u.Cursor
+		got := map[string]bool{}
+		for _, o := range u.Origins {
+			got[o.Origin] = o.Healthy
+		}
+		if !u.Full || len(got) != 2 || !got["up"] || got["down"] || len(u.Removed) != 0 {
+			t.Errorf("first read of %s: full %v, origins %v, removed %v; want full, up healthy and down not, nothing removed (no gone row, nothing packed)",
+				u.Node, u.Full, got, u.Removed)
+		}
+	}
+	if len(ups) != 2 {
+		t.Fatalf("first read: %d nodes, want a and b", len(ups))
+	}
+	// The older version's next publication: one change.
+	exec(`update node_heartbeat set seq = 2 where node = 'a'`)
+	exec(`update node_origin_health set seq = 2, healthy = true, reason = '' where node = 'a' and origin = 'down'`)
+	ups, err = s.HealthSince(ctx, cursors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range ups {
+		switch {
+		case u.Node == "a" && (u.Full || len(u.Origins) != 1 || u.Origins[0].Origin != "down" || !u.Origins[0].Healthy):
+			t.Errorf("a after its cursor: full %v, %+v; want only down, healthy", u.Full, u.Origins)
+		case u.Node == "b" && (u.Full || len(u.Origins) != 0):
+			t.Errorf("b after its cursor: full %v, %+v; want nothing", u.Full, u.Origins)
+		}
+	}
+}
