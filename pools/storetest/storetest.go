@@ -585,6 +585,23 @@ func waitChange(t *testing.T, ch <-chan pools.Change, what string, ok func(pools
 	}
 }
 
+// watchUp makes a configuration write and waits for its change on ch,
+// returning the revision it made: a change after it is a notification of
+// its own. Before it, PostgreSQL's listener may still be connecting, and
+// the change it reports on connecting says everything may have changed
+// (and is merged with any other): a write whose notification is missing
+// would go unnoticed.
+func watchUp(t *testing.T, c context.Context, s pools.Store, ch <-chan pools.Change) int64 {
+	t.Helper()
+	mustCreate(t, s, Monitor())
+	rev, err := s.Revision(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitChange(t, ch, "a configuration write", func(c pools.Change) bool { return c.Revision >= rev })
+	return rev
+}
+
 func testWatch(t *testing.T, c context.Context, s pools.Store) {
 	wctx, stop := context.WithCancel(c)
 	ch := s.Watch(wctx)
