@@ -10,6 +10,7 @@ import (
 
 	"github.com/glb-dns/glb/api"
 	"github.com/glb-dns/glb/pools"
+	"github.com/glb-dns/glb/steering"
 )
 
 func runExplain(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
@@ -76,6 +77,9 @@ func printExplanation(w io.Writer, e *api.Explanation) {
 	if !d.Client.Known || len(loc) == 0 {
 		loc = []string{"unknown"}
 	}
+	if d.Client.ASN != 0 {
+		loc = append(loc, steering.ASName(d.Client.ASN))
+	}
 	prefix := ""
 	if d.Client.Prefix >= 0 {
 		prefix = fmt.Sprintf(" (/%d)", d.Client.Prefix)
@@ -89,6 +93,20 @@ func printExplanation(w io.Writer, e *api.Explanation) {
 			optNum(c.DistanceKm), optNum(c.RTTMs), yesNo(c.Chosen), c.Reason)
 	}
 	t.flush()
+	if m := d.Measured; m != nil {
+		level := m.Level
+		if m.Group != "" {
+			level += " " + m.Group
+		}
+		fmt.Fprintf(w, "measured       level %s: %s\n", level, m.Reason)
+		for _, p := range m.Pools {
+			counted := ""
+			if !p.Counted {
+				counted = " (under min_samples)"
+			}
+			fmt.Fprintf(w, "  %s median %s ms, p75 %s ms, %d samples%s\n", p.Name, ms(p.MedianMs), ms(p.P75Ms), p.Samples, counted)
+		}
+	}
 	pool := d.Pool.ID
 	switch {
 	case pool == "":

@@ -52,7 +52,7 @@ Usage:
                                                   where LB's answers went: counts from every node, merged
   glbctl regions [-o table|json|yaml]             the client regions and their countries
   glbctl rum LB [--limit N] [-o table|json|yaml]  what real users measured of LB's pools (measured_latency),
-                                                  per region, country, client network and resolver
+                                                  per region, country, autonomous system, client network and resolver
   glbctl audit [--kind K] [--id ID] [--actor NAME] [--since T] [--until T] [-o table|json|yaml]
   glbctl versions LB [--kind K] [--id ID] [--actor NAME] [--since T] [--until T] [-o table|json|yaml]
   glbctl rollback LB --version N                  write LB, its pools and monitors back as at version N

@@ -145,4 +145,15 @@ func TestConsoleRUM(t *testing.T) {
 	if want := fmt.Sprintf("eu (%.0f\u00a0ms measured) → us (%.0f\u00a0ms measured)", view.Table.Regions[1].Pools[0].MedianMs, view.Table.Regions[1].Pools[1].MedianMs); view.Table.Regions[1].Group != "WEU" || weu != want {
 		t.Errorf("WEU's order %q, want %q", weu, want)
 	}
+
+	// Explain: the client's AS beside its place, and the level that
+	// ranked the pools with the figures.
+	var location, measured string
+	drive(t, ctx, "explain", chromedp.Navigate(ui+"#explain"), chromedp.WaitVisible(`#x-client`),
+		chromedp.SetValue(`#x-lb`, lb), chromedp.SetValue(`#x-client`, "203.0.113.9"), chromedp.Click(`#x-submit`),
+		chromedp.WaitVisible(`#x-measured`), chromedp.Text(`#x-location`, &location), chromedp.Text(`#x-measured`, &measured))
+	if !strings.Contains(location, "FR") || !strings.Contains(location, "AS64500") ||
+		!strings.Contains(measured, "Level network 203.0.113.0/24") || !strings.Contains(measured, "10 samples") {
+		t.Errorf("explain: location %q, measured %q", location, measured)
+	}
 }

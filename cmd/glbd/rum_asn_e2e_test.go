@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -102,6 +103,14 @@ func TestRUMASNLevel(t *testing.T) {
 		"steering_policy": "measured_latency", "default_pools": []string{a, b}, "fallback_pool": a,
 		"rum": map[string]any{"site_keys": []string{"shop-site-key"}, "min_samples": 3}})["id"].(string)
 
+	eventually(t, 10*time.Second, "the site key served", func() (bool, string) {
+		resp, err := http.Get(g.api + "/rum/v1/beacon.js?key=shop-site-key")
+		if err != nil {
+			return false, err.Error()
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status
+	})
 	// AS64500: 127.0.1.0/24 finds a fastest (3 reports, its own figures),
 	// 127.0.3.0/24 b (6 reports), 127.0.2.0/24 reports once (thin). The
 	// AS merged: b fastest, 10 samples a pool.
@@ -169,9 +178,12 @@ func TestRUMASNLevel(t *testing.T) {
 // glbd at start with a message naming the field it lacks.
 func TestASNDatabaseRefused(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command(glbdBin, "serve", "--dns-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0", "--data-dir", t.TempDir(),
+	// Bounded: a glbd that took the file would serve until killed.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, glbdBin, "serve", "--dns-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0", "--data-dir", t.TempDir(),
 		"--geoip-asn-db", writeCountryDB(t)).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "autonomous_system_number") || !strings.Contains(string(out), "geoip") {
+	if ctx.Err() != nil || err == nil || !strings.Contains(string(out), "autonomous_system_number") || !strings.Contains(string(out), "geoip") {
 		t.Errorf("glbd with a Country database as ASN database: %v\n%s", err, out)
 	}
 }
