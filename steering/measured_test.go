@@ -322,7 +322,9 @@ func TestPolicyMeasuredLatencyASN(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := func(asn uint32) geodata.Location { return geodata.Location{Country: "FR", Region: "WEU", Prefix: 16, ASN: asn} }
+	in := func(asn uint32) geodata.Location {
+		return geodata.Location{Country: "FR", Region: "WEU", Prefix: 16, ASN: asn}
+	}
 	for _, c := range []struct {
 		name   string
 		req    Request
