@@ -189,13 +189,13 @@ func detectSchema(buf []byte, db *database) (Schema, error) {
 // autonomous_system_number: a City or Country database given as one is
 // refused rather than placing every client in AS 0.
 func detectASN(buf []byte, db *database) (Schema, error) {
-	const need = "records with an autonomous_system_number field (GeoLite2-ASN, GeoIP2-ISP, DBIP-ASN-Lite or ip-location-db's asn files)"
+	const asnDBs = "an ASN database (GeoLite2-ASN, GeoIP2-ISP, DBIP-ASN-Lite, ip-location-db's asn files) is needed"
 	g, err := geoip2.OpenBytes(buf)
 	if err == nil {
 		if _, err := g.ASN(netip.IPv6Unspecified()); err != nil {
 			var wrongType geoip2.InvalidMethodError
 			if errors.As(err, &wrongType) {
-				return "", fmt.Errorf("%w: an ASN database has %s", err, need)
+				return "", fmt.Errorf("%w: its records have no autonomous_system_number; %s", err, asnDBs)
 			}
 		}
 		return SchemaASN, nil
@@ -215,7 +215,7 @@ func detectASN(buf []byte, db *database) (Schema, error) {
 		}
 		break
 	}
-	return "", fmt.Errorf("%w, and its first record has no autonomous_system_number field: an ASN database has %s", err, need)
+	return "", fmt.Errorf("%w, and its first record has no autonomous_system_number field; %s", err, asnDBs)
 }
 
 // probe looks up addresses spread over the IPv4 space and the IPv6 global
