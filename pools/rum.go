@@ -10,8 +10,9 @@ import (
 )
 
 // SteeringMeasuredLatency ranks the default pools by what real users
-// measured from the client's network (RUM beacons), else its country,
-// else its region, else by health-check RTT as dynamic_latency does.
+// measured from the client's network (RUM beacons), else its autonomous
+// system, else its country, else its region, else by health-check RTT as
+// dynamic_latency does.
 const SteeringMeasuredLatency SteeringPolicy = "measured_latency"
 
 // PoolRUM is what the RUM beacon fetches to time a pool: a small object
@@ -27,7 +28,7 @@ type PoolRUM struct {
 type LoadBalancerRUM struct {
 	SiteKeys       []string `json:"site_keys"`
 	AllowedOrigins []string `json:"allowed_origins,omitempty"`
-	// MinSamples a pool needs at a level (network, country, region) for
+	// MinSamples a pool needs at a level (network, AS, country, region) for
 	// that level's median to count; 0 is DefaultRUMMinSamples.
 	MinSamples int `json:"min_samples"`
 }

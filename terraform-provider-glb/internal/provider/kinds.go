@@ -205,7 +205,7 @@ var loadBalancerKind = kind{
 				Attributes: map[string]schema.Attribute{
 					"site_keys":       reqList(types.StringType, "Keys (8-64 of letters, digits, `-`, `_`; at most 8) a page's beacon names this load balancer with; public, they sit in the page."),
 					"allowed_origins": optList(types.StringType, "Web origins (`scheme://host[:port]`, lower case) whose pages may post reports (CORS)."),
-					"min_samples":     optNumber("Samples a pool needs at a level (resolver, network, country, region) for its median to rank it; 0 (default): 20."),
+					"min_samples":     optNumber("Samples a pool needs at a level (resolver, network, asn, country, region) for its median to rank it; 0 (default): 20."),
 				}},
 		}),
 	},
