@@ -150,18 +150,13 @@ func (n *simNode) publish(ctx context.Context) {
 	n.full = false
 }
 
-// healthGap and healthPoll are glbd's (cmd/glbd/storereads.go): a node
-// reads the others' health at most once a healthGap, and every healthPoll
-// without news.
-const (
-	healthGap  = time.Second
-	healthPoll = 10 * time.Second
-)
+// healthGap is glbd's (cmd/glbd/storereads.go): a notification within
+// it of the last read waits for the rest of it.
+const healthGap = time.Second
 
 // followLoop reads the others' health as glbd does, one read at a time:
-// on a notification at once unless one started less than healthGap ago,
-// then when the gap ends; without news every healthPoll. And the revision
-// every 2 s.
+// every second, and on a notification at once unless one started less
+// than healthGap ago, then when the gap ends. And the revision every 2 s.
 func (n *simNode) followLoop(ctx context.Context) {
 	changes := n.store.Watch(ctx)
 	want := make(chan struct{}, 1)
@@ -213,9 +208,7 @@ func (n *simNode) followLoop(ctx context.Context) {
 				ask()
 			}
 		case <-tick.C:
-			if news && time.Since(askedAt) >= healthGap || time.Since(askedAt) >= healthPoll {
-				ask()
-			}
+			ask()
 		case <-poll.C:
 			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			if _, err := n.store.Revision(rctx); err != nil && ctx.Err() == nil {

@@ -167,9 +167,8 @@ func (n *node) run(ctx context.Context) {
 	changes := n.store.Watch(ctx)
 	poll := time.NewTicker(n.pollEvery)
 	defer poll.Stop()
-	// Health is looked at every second even without news: heartbeats go
-	// stale (3 × interval) without anyone writing. The tick also reads the
-	// news healthGap held back, and polls in case a notification was lost.
+	// Health is read every second even without news: heartbeats go stale
+	// (3 × interval) without anyone writing, and a notification may be lost.
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	feedTick := time.NewTicker(feedPoll)
@@ -191,6 +190,7 @@ func (n *node) run(ctx context.Context) {
 		}
 	}
 	var armed time.Time
+	healthFailed := false // the last health read failed
 	for {
 		if c := n.cur.Load(); c != nil {
 			if next := c.snap.NextShiftBoundary(); !next.Equal(armed) {
@@ -236,14 +236,25 @@ func (n *node) run(ctx context.Context) {
 			if reads.health.ended() {
 				notified()
 			}
+			if r.err == nil && healthFailed {
+				// The store answers again: a change it notified meanwhile
+				// may still be on its way (a NOTIFY sent into a cut comes
+				// at TCP's retransmission pace), so read the revision now,
+				// not at the next poll.
+				reads.readRevision()
+			}
+			healthFailed = r.err != nil
 		case r := <-reads.revision.done:
-			reads.revision.ended()
+			again := reads.revision.ended()
 			n.storeOK.Store(r.err == nil)
 			if r.err == nil && n.cfg != nil && r.rev == n.cfg.Revision && !n.fromFile {
 				n.confirmed.Store(time.Now().UnixNano())
 			}
 			if r.err == nil && (n.cfg == nil || r.rev != n.cfg.Revision || n.fromFile) {
 				reads.readConfig()
+			}
+			if again {
+				reads.readRevision()
 			}
 		case r := <-reads.config.done:
 			again := reads.config.ended()
@@ -264,15 +275,15 @@ func (n *node) run(ctx context.Context) {
 			n.rebuildHealth() // our own state change: at once, without the store
 		case <-healthHeld.C:
 			if !reads.health.busy {
-				reads.healthDue()
+				reads.healthHeld()
 			}
 		case <-tick.C:
-			if reads.health.busy || !reads.healthDue() {
-				// No read (the last one still hangs, or nothing is news):
-				// heartbeats go stale by the clock meanwhile. Otherwise
-				// the read's result rebuilds.
+			if reads.health.busy {
+				// The last read still hangs: heartbeats go stale by the
+				// clock meanwhile. Otherwise the read's result rebuilds.
 				n.rebuildHealth()
 			}
+			reads.readHealth()
 		}
 	}
 }

@@ -50,20 +50,16 @@ func newStoreReads(ctx context.Context, n *node) *storeReads {
 		revision: newBackground[revisionRead](), config: newBackground[configRead](), feeds: newBackground[feedsRead]()}
 }
 
-// Every node publishes at least once an interval and NOTIFYs each time,
-// so a fleet of N nodes prompts N reads each of N/interval a second: N²
-// reads of N nodes' heartbeats. A node reads at most once a healthGap,
-// the news meanwhile in one read when the gap ends: with 64 nodes at a
-// 10 s interval, 161 reads a second became 36 and the store's CPU a
-// third (bench/fleet). Without news it reads every healthPoll, in case
-// one was lost; between reads, heartbeats go stale by the clock
-// (rebuildHealth).
-const (
-	healthGap  = time.Second
-	healthPoll = 10 * time.Second
-)
+// Every node publishes at least once an interval and NOTIFYs when
+// something changed, so a fleet of N nodes prompts N reads each of up to
+// N/interval a second: N² reads of N nodes' heartbeats. A notification
+// is read at once only when the last read started healthGap ago or more;
+// sooner, the news waits for the rest of the gap and one read takes all
+// of it. Besides, health is read every second: a heartbeat without news
+// moves its time without a notification, and votes go stale by it.
+const healthGap = time.Second
 
-// healthPace decides when health is read.
+// healthPace decides when a notification is read.
 type healthPace struct {
 	at   time.Time // the last read started
 	news bool      // a notification came since, held back by healthGap
@@ -79,18 +75,16 @@ func (p *healthPace) notified(now time.Time) time.Duration {
 	return 0
 }
 
-// due says whether a read is due at now: news held back whose gap has
-// ended, or, without news, a healthPoll since the last read.
+// due says whether news held back is to be read at now.
 func (p *healthPace) due(now time.Time) bool {
-	since := now.Sub(p.at)
-	return p.news && since >= healthGap || since >= healthPoll
+	return p.news && now.Sub(p.at) >= healthGap
 }
 
 // reading notes a read starting at now.
 func (p *healthPace) reading(now time.Time) { p.at, p.news = now, false }
 
 // healthNotified reads a change the store announced, or returns how long
-// until healthDue should be called to read it.
+// until healthHeld should be called to read it.
 func (r *storeReads) healthNotified() time.Duration {
 	wait := r.pace.notified(time.Now())
 	if wait == 0 {
@@ -99,13 +93,11 @@ func (r *storeReads) healthNotified() time.Duration {
 	return wait
 }
 
-// healthDue reads if healthPace says a read is due; false when it did not.
-func (r *storeReads) healthDue() bool {
-	if !r.pace.due(time.Now()) {
-		return false
+// healthHeld reads the news held back once its gap has ended.
+func (r *storeReads) healthHeld() {
+	if r.pace.due(time.Now()) {
+		r.readHealth()
 	}
-	r.readHealth()
-	return true
 }
 
 // readHealth reads what the others published since the cursors.

@@ -425,7 +425,42 @@ const sinceSQL = `
 func (s *Store) HealthSince(ctx context.Context, cursors map[string]pools.HealthCursor) ([]pools.HealthUpdate, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	return healthSince(ctx, s.followPool(ctx), cursors)
+	q := s.followPool(ctx)
+	if ups, ok, err := beatsOnly(ctx, q, cursors); err != nil || ok {
+		return ups, err
+	}
+	return healthSince(ctx, q, cursors)
+}
+
+const beatsSQL = `select node, region, published, epoch, seq from node_heartbeat order by node`
+
+// beatsOnly reads the heartbeats alone and, when every node's is where
+// its cursor is (no node new, restarted, or with rows after it), returns
+// them as the updates: what sinceSQL returns then, at a fraction of its
+// cost. Most reads find nothing new: a heartbeat without news moves its
+// time without a notification, and followers read every second to see
+// it, lest its node's votes go stale.
+func beatsOnly(ctx context.Context, q *pgxpool.Pool, cursors map[string]pools.HealthCursor) ([]pools.HealthUpdate, bool, error) {
+	rows, err := q.Query(ctx, beatsSQL)
+	if err != nil {
+		return nil, false, mapError(err)
+	}
+	defer rows.Close()
+	out := []pools.HealthUpdate{}
+	for rows.Next() {
+		var u pools.HealthUpdate
+		if err := rows.Scan(&u.Node, &u.Region, &u.Published, &u.Cursor.Epoch, &u.Cursor.Seq); err != nil {
+			return nil, false, mapError(err)
+		}
+		if c, ok := cursors[u.Node]; !ok || c != u.Cursor {
+			return nil, false, nil
+		}
+		out = append(out, u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, mapError(err)
+	}
+	return out, true, nil
 }
 
 func healthSince(ctx context.Context, q *pgxpool.Pool, cursors map[string]pools.HealthCursor) ([]pools.HealthUpdate, error) {
