@@ -15,7 +15,7 @@ func (c *Checker) publishLoop(ctx context.Context) {
 		return
 	}
 	f := c.Follow()
-	timer := time.NewTimer(c.publishEvery())
+	timer := time.NewTimer(c.PublishEvery())
 	defer timer.Stop()
 	var last time.Time
 	failing := false
@@ -52,7 +52,7 @@ func (c *Checker) publishLoop(ctx context.Context) {
 			}
 			failing = false
 		}
-		timer.Reset(c.publishEvery())
+		timer.Reset(c.PublishEvery())
 	}
 }
 
@@ -69,9 +69,9 @@ func (c *Checker) publish(ctx context.Context, f *Follower) error {
 	return nil
 }
 
-// publishEvery is the cadence: the option, else the shortest monitor
+// PublishEvery is the cadence: the option, else the shortest monitor
 // interval within [1s, 10s] (in monitor seconds, which tests shrink).
-func (c *Checker) publishEvery() time.Duration {
+func (c *Checker) PublishEvery() time.Duration {
 	if c.opts.PublishInterval > 0 {
 		return c.opts.PublishInterval
 	}

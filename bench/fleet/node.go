@@ -155,8 +155,9 @@ func (n *simNode) publish(ctx context.Context) {
 const healthGap = time.Second
 
 // followLoop reads the others' health as glbd does, one read at a time:
-// every second, and on a notification at once unless one started less
-// than healthGap ago, then when the gap ends. And the revision every 2 s.
+// on a notification at once unless one started less than healthGap ago,
+// then when the gap ends; without news at the one-second tick nearest to
+// half the cadence (at least every second). And the revision every 2 s.
 func (n *simNode) followLoop(ctx context.Context) {
 	changes := n.store.Watch(ctx)
 	want := make(chan struct{}, 1)
@@ -208,7 +209,10 @@ func (n *simNode) followLoop(ctx context.Context) {
 				ask()
 			}
 		case <-tick.C:
-			ask()
+			quiet := max(healthGap, n.p.interval/2)
+			if since := time.Since(askedAt); news && since >= healthGap || since >= quiet-healthGap/2 {
+				ask()
+			}
 		case <-poll.C:
 			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			if _, err := n.store.Revision(rctx); err != nil && ctx.Err() == nil {
@@ -252,16 +256,17 @@ func (n *simNode) readHealth(ctx context.Context) {
 	n.fleet.caughtUp(n.name, len(ups))
 }
 
-// reportLoop reports the node's status and reads the fleet every second.
+// reportLoop reports the node's status every second and reads the
+// fleet's every other, as glbd does (cmd/glbd/fleet.go).
 func (n *simNode) reportLoop(ctx context.Context) {
 	started := time.Now()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	for {
+	for i := 0; ; i++ {
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		_, err := n.store.ReportNode(rctx, pools.NodeStatus{Name: n.name, Region: "WEU", Version: "bench", StartedAt: started,
 			SnapshotAt: time.Now(), Store: true, Checks: pools.NodeChecks{Origins: n.p.origins}})
-		if err == nil {
+		if err == nil && i%2 == 0 {
 			_, err = n.store.Nodes(rctx)
 		}
 		cancel()

@@ -167,8 +167,9 @@ func (n *node) run(ctx context.Context) {
 	changes := n.store.Watch(ctx)
 	poll := time.NewTicker(n.pollEvery)
 	defer poll.Stop()
-	// Health is read every second even without news: heartbeats go stale
-	// (3 × interval) without anyone writing, and a notification may be lost.
+	// Health is looked at every second even without news: heartbeats go
+	// stale (3 × interval) without anyone writing, and a notification may
+	// be lost. healthPace says when the tick reads.
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	feedTick := time.NewTicker(feedPoll)
@@ -275,15 +276,15 @@ func (n *node) run(ctx context.Context) {
 			n.rebuildHealth() // our own state change: at once, without the store
 		case <-healthHeld.C:
 			if !reads.health.busy {
-				reads.healthHeld()
+				reads.healthDue()
 			}
 		case <-tick.C:
-			if reads.health.busy {
-				// The last read still hangs: heartbeats go stale by the
-				// clock meanwhile. Otherwise the read's result rebuilds.
+			if reads.health.busy || !reads.healthDue() {
+				// No read (the last one still hangs, or none is due):
+				// heartbeats go stale by the clock meanwhile. Otherwise
+				// the read's result rebuilds.
 				n.rebuildHealth()
 			}
-			reads.readHealth()
 		}
 	}
 }

@@ -10,15 +10,45 @@ import (
 	"github.com/glb-dns/glb/pools"
 )
 
-// AddAnswerCounts records a node's rows in one statement per batch; a
-// row already recorded for the node is replaced (a retried write).
+// AddAnswerCounts records a node's rows in one statement; a row already
+// recorded for the node is replaced (a retried write), and of two rows of
+// one cell in rows the later counts. A statement a row cost 64 nodes'
+// flushes 130 statements a second, the server's costliest (bench/fleet).
 func (s *Store) AddAnswerCounts(ctx context.Context, node string, rows []pools.AnswerCount) error {
-	return upsertRows(s, ctx, rows, `insert into glb_answer_counts (load_balancer, step, bucket, node, pool, origin, region, country, rcode, answers)
-		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-		on conflict (load_balancer, step, bucket, node, pool, origin, region, country, rcode) do update set answers = excluded.answers`,
-		func(r pools.AnswerCount) []any {
-			return []any{r.LoadBalancer, r.Step, r.Bucket.Unix(), node, r.Pool, r.Origin, r.Region, r.Country, r.Rcode, r.Answers}
-		})
+	if len(rows) == 0 {
+		return nil
+	}
+	type cell struct {
+		lb, pool, origin, region, country, rcode string
+		step                                     int
+		bucket                                   int64
+	}
+	at := make(map[cell]int, len(rows))
+	var (
+		lbs, ps, origins, regions, countries, rcodes []string
+		steps                                        []int16
+		buckets, answers                             []int64
+	)
+	for _, r := range rows {
+		c := cell{r.LoadBalancer, r.Pool, r.Origin, r.Region, r.Country, r.Rcode, r.Step, r.Bucket.Unix()}
+		if i, ok := at[c]; ok {
+			answers[i] = r.Answers
+			continue
+		}
+		at[c] = len(lbs)
+		lbs, ps, origins = append(lbs, c.lb), append(ps, c.pool), append(origins, c.origin)
+		regions, countries, rcodes = append(regions, c.region), append(countries, c.country), append(rcodes, c.rcode)
+		steps, buckets, answers = append(steps, int16(c.step)), append(buckets, c.bucket), append(answers, r.Answers)
+	}
+	return s.write(ctx, func(t *txn) error {
+		_, err := t.tx.Exec(t.ctx, `insert into glb_answer_counts (load_balancer, step, bucket, node, pool, origin, region, country, rcode, answers)
+			select u.lb, u.step, u.bucket, $1, u.pool, u.origin, u.region, u.country, u.rcode, u.answers
+			from unnest($2::text[], $3::smallint[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[])
+				as u(lb, step, bucket, pool, origin, region, country, rcode, answers)
+			on conflict (load_balancer, step, bucket, node, pool, origin, region, country, rcode) do update set answers = excluded.answers`,
+			node, lbs, steps, buckets, ps, origins, regions, countries, rcodes, answers)
+		return err
+	})
 }
 
 // upsertRows runs query once per row, with args(row), in one batch of

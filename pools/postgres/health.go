@@ -391,8 +391,9 @@ func (r *originRow) state(published time.Time) (pools.OriginState, error) {
 		RTT: time.Duration(*r.rtt), CheckedAt: published, Monitors: ms}, nil
 }
 
-// sinceSQL reads, in one statement (one snapshot), every heartbeat and the
-// origin rows each reader has not seen: rows after its cursor; or, when
+// sinceSQL reads, in one statement (one snapshot), every heartbeat (or
+// those of the nodes $4 names) and the origin rows each reader has not
+// seen: rows after its cursor; or, when
 // the cursor is missing or of another epoch (since = -1, a full update),
 // the node's packed view (a first row, oseq -1) and its rows after the
 // view's seq, gone ones included; or, without a view of the epoch, all
@@ -406,7 +407,7 @@ func (r *originRow) state(published time.Time) (pools.OriginState, error) {
 const sinceSQL = `
 	with c as (select * from unnest($1::text[], $2::bigint[], $3::bigint[]) as c(node, epoch, seq)),
 	h as (select h.*, coalesce((select c.seq from c where c.node = h.node and c.epoch = h.epoch and c.seq <= h.seq), -1) as since
-		from node_heartbeat h),
+		from node_heartbeat h where $4::text[] is null or h.node = any($4)),
 	hv as (select h.*, v.seq as vseq from h left join node_health_view v on h.since < 0 and v.node = h.node and v.epoch = h.epoch)
 	select h.node, h.region, h.published, h.epoch, h.seq, h.since < 0, o.packed, o.gone, ` + originColumns + `
 	from hv h left join lateral (
@@ -422,54 +423,80 @@ const sinceSQL = `
 
 // HealthSince returns every node's changes since cursors, from the
 // replica when there is one.
+//
+// Most reads find few nodes with news, or none: a heartbeat without news
+// moves its time without a notification, and followers read on their own
+// timer to see it, lest its node's votes go stale. So the heartbeats are
+// read alone first, and sinceSQL only for the nodes whose heartbeat is not
+// at its cursor (new, restarted, or with rows after it). Each node's
+// update is of one snapshot; different nodes' may be of two.
 func (s *Store) HealthSince(ctx context.Context, cursors map[string]pools.HealthCursor) ([]pools.HealthUpdate, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	q := s.followPool(ctx)
-	if ups, ok, err := beatsOnly(ctx, q, cursors); err != nil || ok {
-		return ups, err
+	beats, err := heartbeats(ctx, q)
+	if err != nil {
+		return nil, err
 	}
-	return healthSince(ctx, q, cursors)
+	var moved []string
+	for _, b := range beats {
+		if c, ok := cursors[b.Node]; !ok || c != b.Cursor {
+			moved = append(moved, b.Node)
+		}
+	}
+	if len(moved) == 0 {
+		return beats, nil
+	}
+	ups, err := healthSince(ctx, q, cursors, moved)
+	if err != nil {
+		return nil, err
+	}
+	read := make(map[string]pools.HealthUpdate, len(ups))
+	for _, u := range ups {
+		read[u.Node] = u
+	}
+	out := beats[:0]
+	for _, b := range beats {
+		if c, ok := cursors[b.Node]; ok && c == b.Cursor {
+			out = append(out, b)
+		} else if u, ok := read[b.Node]; ok { // gone between the two reads: left out
+			out = append(out, u)
+		}
+	}
+	return out, nil
 }
 
 const beatsSQL = `select node, region, published, epoch, seq from node_heartbeat order by node`
 
-// beatsOnly reads the heartbeats alone and, when every node's is where
-// its cursor is (no node new, restarted, or with rows after it), returns
-// them as the updates: what sinceSQL returns then, at a fraction of its
-// cost. Most reads find nothing new: a heartbeat without news moves its
-// time without a notification, and followers read every second to see
-// it, lest its node's votes go stale.
-func beatsOnly(ctx context.Context, q *pgxpool.Pool, cursors map[string]pools.HealthCursor) ([]pools.HealthUpdate, bool, error) {
+// heartbeats reads every node's heartbeat, as updates without news.
+func heartbeats(ctx context.Context, q *pgxpool.Pool) ([]pools.HealthUpdate, error) {
 	rows, err := q.Query(ctx, beatsSQL)
 	if err != nil {
-		return nil, false, mapError(err)
+		return nil, mapError(err)
 	}
 	defer rows.Close()
 	out := []pools.HealthUpdate{}
 	for rows.Next() {
 		var u pools.HealthUpdate
 		if err := rows.Scan(&u.Node, &u.Region, &u.Published, &u.Cursor.Epoch, &u.Cursor.Seq); err != nil {
-			return nil, false, mapError(err)
-		}
-		if c, ok := cursors[u.Node]; !ok || c != u.Cursor {
-			return nil, false, nil
+			return nil, mapError(err)
 		}
 		out = append(out, u)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, mapError(err)
+		return nil, mapError(err)
 	}
-	return out, true, nil
+	return out, nil
 }
 
-func healthSince(ctx context.Context, q *pgxpool.Pool, cursors map[string]pools.HealthCursor) ([]pools.HealthUpdate, error) {
+// healthSince runs sinceSQL for the nodes named in only (nil: every node).
+func healthSince(ctx context.Context, q *pgxpool.Pool, cursors map[string]pools.HealthCursor, only []string) ([]pools.HealthUpdate, error) {
 	var nodes []string
 	var epochs, seqs []int64
 	for n, c := range cursors {
 		nodes, epochs, seqs = append(nodes, n), append(epochs, c.Epoch), append(seqs, c.Seq)
 	}
-	rows, err := q.Query(ctx, sinceSQL, nodes, epochs, seqs)
+	rows, err := q.Query(ctx, sinceSQL, nodes, epochs, seqs, only)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -537,7 +564,7 @@ func healthSince(ctx context.Context, q *pgxpool.Pool, cursors map[string]pools.
 func (s *Store) HealthViews(ctx context.Context, pool string) ([]pools.NodeHealth, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	ups, err := healthSince(ctx, s.pool, nil)
+	ups, err := healthSince(ctx, s.pool, nil, nil)
 	if err != nil {
 		return nil, err
 	}

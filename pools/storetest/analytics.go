@@ -70,6 +70,15 @@ func testAnswerCounts(t *testing.T, c context.Context, s pools.Store) {
 	if m := countsByBucket(t, got, t0); !sameCounts(m, want) {
 		t.Fatalf("www in the first minute: %v, want %v", m, want)
 	}
+	// Two rows of one cell in one write: the later counts, as a retry's.
+	if err := s.AddAnswerCounts(c, "node-c", []pools.AnswerCount{row(0, "twice", "eu", "a", 2), row(0, "twice", "eu", "a", 4)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.AnswerCounts(c, "twice", t0, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	} else if m := countsByBucket(t, got, t0); !sameCounts(m, map[string]int64{"0s eu/a": 4}) {
+		t.Fatalf("a cell written twice in one write: %v, want the later count, 4", m)
+	}
 	// Compaction: every row before 10:01 becomes a minute row; rows before
 	// 10:00:30 would be dropped, but they are minute rows by then, of the
 	// minute 10:00, which starts before keep: dropped too.
