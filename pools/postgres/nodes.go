@@ -73,34 +73,37 @@ func (s *Store) ReportNode(ctx context.Context, st pools.NodeStatus) (*pools.Nod
 
 // Nodes returns every node, ordered by name. One statement (one
 // snapshot) where a read-only transaction took four round trips: every
-// node reads the fleet every second.
+// node reads the fleet every 2 s. The revision rides on each row (a join
+// to glb_revision sorted the records instead of reading them in index
+// order: 7 ms a read for 8 nodes, not 0.2); a fleet of none reads it alone.
 func (s *Store) Nodes(ctx context.Context) (pools.NodeList, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	out := pools.NodeList{Items: []pools.NodeRecord{}}
-	rows, err := s.pool.Query(ctx, `select r.revision, n.name, n.doc from glb_revision r
-		left join glb_nodes n on true order by n.name`)
+	rows, err := s.pool.Query(ctx, `select (select revision from glb_revision), name, doc from glb_nodes order by name`)
 	if err != nil {
 		return out, mapError(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var name *string
+		var name string
 		var doc []byte
 		if err := rows.Scan(&out.Revision, &name, &doc); err != nil {
 			return out, mapError(err)
 		}
-		if name == nil {
-			continue // no node yet: the revision alone
-		}
 		r, err := pools.DecodeNode(doc)
 		if err != nil {
-			return out, fmt.Errorf("decode node %q: %w", *name, err)
+			return out, fmt.Errorf("decode node %q: %w", name, err)
 		}
 		out.Items = append(out.Items, r)
 	}
 	if err := rows.Err(); err != nil {
 		return out, mapError(err)
+	}
+	if len(out.Items) == 0 {
+		if err := s.pool.QueryRow(ctx, "select revision from glb_revision").Scan(&out.Revision); err != nil {
+			return out, mapError(err)
+		}
 	}
 	return out, nil
 }

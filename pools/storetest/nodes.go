@@ -15,12 +15,15 @@ import (
 // revision keeps the time it first fell behind until it catches up, and
 // watchers hear of each drain and undrain (Change.Drain).
 func testNodes(t *testing.T, c context.Context, s pools.Store) {
-	if l, err := s.Nodes(c); err != nil || len(l.Items) != 0 {
-		t.Fatalf("no node yet: %+v, %v", l, err)
+	if _, err := s.Create(c, Zone("nodes.example.com")); err != nil { // a revision past 0
+		t.Fatal(err)
 	}
 	rev, err := s.Revision(c)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if l, err := s.Nodes(c); err != nil || len(l.Items) != 0 || l.Revision != rev {
+		t.Fatalf("no node yet: %+v, %v; want none at revision %d", l, err, rev)
 	}
 	st := pools.NodeStatus{Name: "n1", Region: "eu", Version: "v1", Commit: "abc", StartedAt: pools.StoreTime(time.Now()),
 		Revision: rev, Store: true, Checks: pools.NodeChecks{Origins: 3, Failing: 1}, AnswersPerSecond: 2.5,
