@@ -173,14 +173,8 @@ func detectSchema(buf []byte, db *database) (Schema, error) {
 	// ip-location-db names its types "city ipv4", "country ipv6", ...;
 	// its City and Country records carry country_code, its ASN records
 	// do not. The first record of the file tells.
-	for res := range db.reader.Networks() {
-		if res.Err() != nil || !res.Found() {
-			continue
-		}
-		if _, ok, ferr := field(db.data.CursorAt(uint(res.Offset())), "country_code"); ok && ferr == nil {
-			return SchemaIPLocationDB, nil
-		}
-		break
+	if db.firstRecordHas("country_code") {
+		return SchemaIPLocationDB, nil
 	}
 	return "", fmt.Errorf("%w, and its records have no ip-location-db country_code field", err)
 }
@@ -206,16 +200,23 @@ func detectASN(buf []byte, db *database) (Schema, error) {
 	}
 	// ip-location-db names its types "asn ipv4", ...: the first record
 	// tells.
+	if db.firstRecordHas("autonomous_system_number") {
+		return SchemaASN, nil
+	}
+	return "", fmt.Errorf("%w, and its first record has no autonomous_system_number field; %s", err, asnDBs)
+}
+
+// firstRecordHas says whether the file's first record has the field
+// name: ip-location-db's files all carry one type of record.
+func (db *database) firstRecordHas(name string) bool {
 	for res := range db.reader.Networks() {
 		if res.Err() != nil || !res.Found() {
 			continue
 		}
-		if _, ok, ferr := field(db.data.CursorAt(uint(res.Offset())), "autonomous_system_number"); ok && ferr == nil {
-			return SchemaASN, nil
-		}
-		break
+		_, ok, err := field(db.data.CursorAt(uint(res.Offset())), name)
+		return ok && err == nil
 	}
-	return "", fmt.Errorf("%w, and its first record has no autonomous_system_number field; %s", err, asnDBs)
+	return false
 }
 
 // probe looks up addresses spread over the IPv4 space and the IPv6 global
