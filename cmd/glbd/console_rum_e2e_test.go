@@ -156,4 +156,6 @@ func TestConsoleRUM(t *testing.T) {
 		!strings.Contains(measured, "Level network 203.0.113.0/24") || !strings.Contains(measured, "10 samples") {
 		t.Errorf("explain: location %q, measured %q", location, measured)
 	}
+	shot(t, ctx, "explain-rum")
+	phoneShot(t, ctx, "explain-rum")
 }
